@@ -1,0 +1,350 @@
+"""Embedded frontier state: URLs and hosts in one SQLite file (WAL).
+
+Every method is one transaction, so a crash (even ``kill -9``) leaves the frontier as it
+was after the last finished call; a restarted crawl resumes from there.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from services.common.frontier_types import (
+    FrontierCounts,
+    HostInfo,
+    HostUpdate,
+    Lease,
+    NewUrl,
+    UrlUpdate,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    state TEXT NOT NULL,            -- queued | leased | done | failed | excluded
+    due_at REAL NOT NULL,           -- earliest fetch (queued) or next recrawl (done)
+    discovered_at REAL NOT NULL,
+    lease_id TEXT,
+    leased_at REAL,
+    fetched_at REAL,
+    status INTEGER,
+    content_hash TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    interval_s REAL,
+    fail_count INTEGER NOT NULL DEFAULT 0,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS urls_pick ON urls(host, state, depth, due_at);
+CREATE INDEX IF NOT EXISTS urls_state ON urls(state);
+CREATE TABLE IF NOT EXISTS hosts (
+    host TEXT PRIMARY KEY,
+    scheme TEXT NOT NULL,
+    delay_s REAL NOT NULL,
+    robots_state TEXT NOT NULL DEFAULT 'unknown',   -- unknown | fetching | ready
+    robots_txt TEXT,
+    robots_fetched_at REAL,
+    robots_failures INTEGER NOT NULL DEFAULT 0,
+    next_allowed_at REAL NOT NULL DEFAULT 0,
+    inflight INTEGER NOT NULL DEFAULT 0,
+    blocked_until REAL NOT NULL DEFAULT 0,
+    block_reason TEXT NOT NULL DEFAULT '',
+    fail_streak INTEGER NOT NULL DEFAULT 0,
+    admitted INTEGER NOT NULL DEFAULT 0,            -- URLs ever queued (the per-host budget)
+    queued INTEGER NOT NULL DEFAULT 0               -- URLs in state queued, kept in step
+);
+CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+_HOST_COLUMNS = (
+    "host, scheme, delay_s, robots_state, robots_txt, robots_fetched_at, robots_failures, "
+    "next_allowed_at, inflight, blocked_until, block_reason, fail_streak, admitted, queued"
+)
+
+
+def _host(row: tuple) -> HostInfo:
+    return HostInfo(*row)
+
+
+class SqliteFrontierState:
+    """One writer process (the embedded scheduler); readers such as `tansuo frontier`
+    may open the same file at any time thanks to WAL."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # --- hosts -------------------------------------------------------------------------
+
+    def ensure_host(self, host: str, scheme: str, delay_s: float) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO hosts(host, scheme, delay_s) VALUES (?, ?, ?)", (host, scheme, delay_s)
+            )
+
+    def get_host(self, host: str) -> HostInfo | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT {_HOST_COLUMNS} FROM hosts WHERE host = ?", (host,)).fetchone()
+        return _host(row) if row else None
+
+    def hosts(self, limit: int = 1000) -> list[HostInfo]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_HOST_COLUMNS} FROM hosts ORDER BY queued DESC, host LIMIT ?", (limit,)
+            ).fetchall()
+        return [_host(r) for r in rows]
+
+    def claim_robots(self, now: float, limit: int) -> list[HostInfo]:
+        """Hosts whose robots.txt is unknown and that may be fetched now; each comes back
+        marked as fetching, with one fetch in flight and its politeness clock started."""
+        with self._tx() as db:
+            rows = db.execute(
+                f"SELECT {_HOST_COLUMNS} FROM hosts WHERE robots_state = 'unknown' AND inflight = 0 "
+                "AND next_allowed_at <= ? AND blocked_until <= ? AND queued > 0 ORDER BY next_allowed_at LIMIT ?",
+                (now, now, limit),
+            ).fetchall()
+            for r in rows:
+                db.execute(
+                    "UPDATE hosts SET robots_state = 'fetching', inflight = inflight + 1, "
+                    "next_allowed_at = ? + delay_s WHERE host = ?",
+                    (now, r[0]),
+                )
+        return [_host(r) for r in rows]
+
+    def expire_robots(self, now: float) -> list[str]:
+        """Hosts whose cached robots.txt is older than its TTL go back to unknown."""
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT host FROM hosts WHERE robots_state = 'ready' AND robots_fetched_at <= ?", (now,)
+            ).fetchall()
+            db.execute(
+                "UPDATE hosts SET robots_state = 'unknown' WHERE robots_state = 'ready' AND robots_fetched_at <= ?",
+                (now,),
+            )
+        return [r[0] for r in rows]
+
+    def update_host(self, host: str, update: HostUpdate, now: float, release: bool) -> None:
+        """Apply the scheduler's decision about a host; ``release`` ends one in-flight fetch
+        and restarts the politeness clock from now, so the gap is measured from the end
+        of the last response, not from when it was leased."""
+        sets, args = update.sql()
+        with self._tx() as db:
+            if sets:
+                db.execute(f"UPDATE hosts SET {', '.join(sets)} WHERE host = ?", (*args, host))
+            if release:
+                db.execute(
+                    "UPDATE hosts SET inflight = MAX(inflight - 1, 0), "
+                    "next_allowed_at = MAX(next_allowed_at, ? + delay_s) WHERE host = ?",
+                    (now, host),
+                )
+
+    # --- urls --------------------------------------------------------------------------
+
+    def add_urls(self, urls: Sequence[NewUrl], now: float, host_budget: int) -> list[NewUrl]:
+        """Insert URLs never seen before; returns the ones inserted. A URL past its host's
+        budget is recorded as excluded, so it is not offered again and again."""
+        added: list[NewUrl] = []
+        with self._tx() as db:
+            for u in urls:
+                state = u.state
+                if state == "queued":
+                    row = db.execute("SELECT admitted FROM hosts WHERE host = ?", (u.host,)).fetchone()
+                    if row is not None and row[0] >= host_budget:
+                        state, u = "excluded", u.with_note("host_budget")
+                cur = db.execute(
+                    "INSERT OR IGNORE INTO urls(url, host, depth, state, due_at, discovered_at, note) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (u.url, u.host, u.depth, state, now, now, u.note),
+                )
+                if cur.rowcount and state == "queued":
+                    db.execute(
+                        "UPDATE hosts SET admitted = admitted + 1, queued = queued + 1 WHERE host = ?", (u.host,)
+                    )
+                    added.append(u)
+        return added
+
+    def requeue_seed(self, url: str, now: float) -> bool:
+        """A seed given again that failed or was excluded earlier gets another chance."""
+        with self._tx() as db:
+            row = db.execute("SELECT host, state FROM urls WHERE url = ?", (url,)).fetchone()
+            if row is None or row[1] not in ("failed",):
+                return False
+            db.execute(
+                "UPDATE urls SET state = 'queued', due_at = ?, fail_count = 0, note = '' WHERE url = ?", (now, url)
+            )
+            db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
+        return True
+
+    def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> list[Lease]:
+        """Hand out due URLs, at most ``parallelism`` in flight per host and one new lease per
+        host per call; each lease starts its host's politeness clock."""
+        leases: list[Lease] = []
+        with self._tx() as db:
+            (in_flight,) = db.execute("SELECT COUNT(*) FROM urls WHERE state = 'leased'").fetchone()
+            room = min(limit, max_in_flight - in_flight)
+            if room <= 0:
+                return []
+            hosts = db.execute(
+                "SELECT host FROM hosts WHERE robots_state = 'ready' AND next_allowed_at <= ? "
+                "AND blocked_until <= ? AND inflight < ? AND queued > 0 ORDER BY next_allowed_at LIMIT ?",
+                (now, now, parallelism, room),
+            ).fetchall()
+            for (host,) in hosts:
+                row = db.execute(
+                    "SELECT url, depth, etag, last_modified FROM urls WHERE host = ? AND state = 'queued' "
+                    "AND due_at <= ? ORDER BY depth, due_at LIMIT 1",
+                    (host, now),
+                ).fetchone()
+                if row is None:
+                    continue
+                lease = Lease(row[0], host, str(uuid.uuid4()), row[1], row[2] or "", row[3] or "")
+                db.execute(
+                    "UPDATE urls SET state = 'leased', lease_id = ?, leased_at = ? WHERE url = ?",
+                    (lease.lease_id, now, lease.url),
+                )
+                db.execute(
+                    "UPDATE hosts SET inflight = inflight + 1, queued = queued - 1, "
+                    "next_allowed_at = ? + delay_s WHERE host = ?",
+                    (now, host),
+                )
+                leases.append(lease)
+        return leases
+
+    def is_leased(self, url: str, lease_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT state, lease_id FROM urls WHERE url = ?", (url,)).fetchone()
+        return bool(row) and row[0] == "leased" and row[1] == lease_id
+
+    def finish(self, url: str, lease_id: str, update: UrlUpdate) -> bool:
+        """Record a fetch outcome for a leased URL. Returns False for a stale or repeated
+        outcome (the lease is gone), which the caller then ignores: that keeps a
+        redelivered page event from counting twice."""
+        with self._tx() as db:
+            row = db.execute("SELECT host, state, lease_id FROM urls WHERE url = ?", (url,)).fetchone()
+            if row is None or row[1] != "leased" or row[2] != lease_id:
+                return False
+            sets, args = update.sql()
+            db.execute(f"UPDATE urls SET lease_id = NULL, {', '.join(sets)} WHERE url = ?", (*args, url))
+            if update.state == "queued":
+                db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
+            if update.state == "done":
+                self._bump(db, "fetched", 1)
+        return True
+
+    def unlease(self, url: str, now: float, state: str, note: str) -> None:
+        """Take back a lease the scheduler decided not to send (e.g. robots changed)."""
+        with self._tx() as db:
+            row = db.execute("SELECT host FROM urls WHERE url = ? AND state = 'leased'", (url,)).fetchone()
+            if row is None:
+                return
+            db.execute("UPDATE urls SET state = ?, note = ?, lease_id = NULL WHERE url = ?", (state, note, url))
+            db.execute("UPDATE hosts SET inflight = MAX(inflight - 1, 0) WHERE host = ?", (row[0],))
+            if state == "queued":
+                db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
+
+    def expire_leases(self, now: float, timeout_s: float) -> int:
+        """Leases older than the timeout return to the queue (a worker died with them)."""
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT url, host FROM urls WHERE state = 'leased' AND leased_at <= ?", (now - timeout_s,)
+            ).fetchall()
+            for url, host in rows:
+                db.execute("UPDATE urls SET state = 'queued', lease_id = NULL WHERE url = ?", (url,))
+                db.execute(
+                    "UPDATE hosts SET inflight = MAX(inflight - 1, 0), queued = queued + 1 WHERE host = ?", (host,)
+                )
+        return len(rows)
+
+    def queued_urls(self, host: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT url FROM urls WHERE host = ? AND state = 'queued'", (host,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def drop_queued(self, urls: Sequence[str], state: str, note: str) -> int:
+        """Move queued URLs to a final state (robots disallow, host given up)."""
+        n = 0
+        with self._tx() as db:
+            for url in urls:
+                row = db.execute("SELECT host FROM urls WHERE url = ? AND state = 'queued'", (url,)).fetchone()
+                if row is None:
+                    continue
+                db.execute("UPDATE urls SET state = ?, note = ? WHERE url = ?", (state, note, url))
+                db.execute("UPDATE hosts SET queued = queued - 1 WHERE host = ?", (row[0],))
+                n += 1
+        return n
+
+    def url_state(self, url: str) -> tuple[str, str, int] | None:
+        """(state, note, consecutive failures) of a URL, or None if never seen."""
+        with self._lock:
+            row = self._db.execute("SELECT state, note, fail_count FROM urls WHERE url = ?", (url,)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    # --- counters ----------------------------------------------------------------------
+
+    @staticmethod
+    def _bump(db: sqlite3.Connection, name: str, by: int) -> None:
+        db.execute(
+            "INSERT INTO counters(name, value) VALUES (?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            (name, by),
+        )
+
+    def bump(self, name: str, by: int = 1) -> None:
+        with self._tx() as db:
+            self._bump(db, name, by)
+
+    def counts(self, now: float) -> FrontierCounts:
+        with self._lock:
+            by_state = dict(self._db.execute("SELECT state, COUNT(*) FROM urls GROUP BY state").fetchall())
+            (due,) = self._db.execute(
+                "SELECT COUNT(*) FROM urls WHERE state = 'queued' AND due_at <= ?", (now,)
+            ).fetchone()
+            (robots_inflight,) = self._db.execute(
+                "SELECT COUNT(*) FROM hosts WHERE robots_state = 'fetching'"
+            ).fetchone()
+            (hosts,) = self._db.execute("SELECT COUNT(*) FROM hosts").fetchone()
+            (blocked,) = self._db.execute("SELECT COUNT(*) FROM hosts WHERE blocked_until > ?", (now,)).fetchone()
+            counters = dict(self._db.execute("SELECT name, value FROM counters").fetchall())
+        return FrontierCounts(
+            queued=by_state.get("queued", 0),
+            due=due,
+            leased=by_state.get("leased", 0) + robots_inflight,
+            done=by_state.get("done", 0),
+            failed=by_state.get("failed", 0),
+            excluded=by_state.get("excluded", 0),
+            hosts=hosts,
+            blocked_hosts=blocked,
+            fetched=counters.get("fetched", 0),
+        )
+
+    def ping(self) -> None:
+        with self._lock:
+            self._db.execute("SELECT 1").fetchone()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,429 @@
+"""Embedded search index: tantivy in a local directory.
+
+Text arrives already segmented (``IndexDoc.*_tokens``), so every indexed text
+field uses tantivy's plain ``whitespace`` tokenizer and queries are built from
+terms directly: no tokenizer has to be registered, and another process can open
+the same directory read-only and search it.
+
+tantivy cannot update a field in place, so keeping link fields across an upsert
+and ``set_link_fields`` both read the stored document and write it again. Every
+field is therefore stored, token fields included (the adapter cannot re-segment:
+segmentation belongs to the indexer). The raw display texts are stored as bytes
+fields because tantivy has no stored-but-not-indexed text field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import tantivy
+from tantivy import Occur, Query
+
+from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery
+from services.common.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_RAW_TEXT = ("title", "headings", "body", "anchors")
+_TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "subword_tokens")
+_PHRASE_FIELDS = ("title_tokens", "body_tokens")
+# The indexer and the ranker each write a few times a second at most: one
+# indexing thread keeps the second core free for crawling, and 64 MB of heap
+# holds a few thousand pages before tantivy flushes a segment on its own.
+_WRITER_HEAP_BYTES = 64_000_000
+_WRITER_THREADS = 1
+_MAX_SITES = 10_000
+
+
+class IndexUnavailable(RuntimeError):
+    """The index directory cannot be opened the way it was asked for."""
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("url", stored=True, tokenizer_name="raw")
+    sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
+    for name in _RAW_TEXT:
+        sb.add_bytes_field(name, stored=True, indexed=False)
+    for name in _TOKEN_FIELDS:
+        # Phrase queries need positions; the sub-word field only ever gets term queries.
+        option = "freq" if name == "subword_tokens" else "position"
+        sb.add_text_field(name, stored=True, tokenizer_name="whitespace", index_option=option)
+    sb.add_text_field("content_hash", stored=True, tokenizer_name="raw")
+    sb.add_float_field("fetched_at", stored=True)
+    sb.add_float_field("pagerank", stored=True, fast=True)
+    sb.add_float_field("rank", stored=True, fast=True)
+    return sb.build()
+
+
+def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
+    out = tantivy.Document()
+    out.add_text("url", doc.url)
+    out.add_text("site", doc.site)
+    for name in _RAW_TEXT:
+        out.add_bytes(name, getattr(doc, name).encode("utf-8"))
+    for name in _TOKEN_FIELDS:
+        out.add_text(name, getattr(doc, name))
+    out.add_text("content_hash", doc.content_hash)
+    out.add_float("fetched_at", float(doc.fetched_at))
+    out.add_float("pagerank", float(doc.pagerank))
+    out.add_float("rank", float(doc.rank))
+    return out
+
+
+def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
+    def text(name: str) -> str:
+        value = doc.get_first(name)
+        return "" if value is None else str(value)
+
+    def raw(name: str) -> str:
+        value = doc.get_first(name)
+        return "" if value is None else bytes(value).decode("utf-8")
+
+    def number(name: str) -> float:
+        value = doc.get_first(name)
+        return 0.0 if value is None else float(value)
+
+    return IndexDoc(
+        url=text("url"),
+        site=text("site"),
+        title=raw("title"),
+        headings=raw("headings"),
+        body=raw("body"),
+        content_hash=text("content_hash"),
+        title_tokens=text("title_tokens"),
+        headings_tokens=text("headings_tokens"),
+        body_tokens=text("body_tokens"),
+        subword_tokens=text("subword_tokens"),
+        fetched_at=number("fetched_at"),
+        anchors=raw("anchors"),
+        anchors_tokens=text("anchors_tokens"),
+        pagerank=number("pagerank"),
+        rank=number("rank"),
+    )
+
+
+def _has_link_fields(doc: IndexDoc) -> bool:
+    return bool(doc.pagerank or doc.rank or doc.anchors or doc.anchors_tokens)
+
+
+def _same_link_fields(doc: IndexDoc, new: LinkFields) -> bool:
+    # Near-equal floats count as equal: a recomputed PageRank that moved only by
+    # float noise is not worth rewriting the whole document for.
+    return (
+        math.isclose(doc.pagerank, new.pagerank, rel_tol=1e-9, abs_tol=1e-15)
+        and math.isclose(doc.rank, new.rank, rel_tol=1e-9, abs_tol=1e-12)
+        and doc.anchors == new.anchors
+        and doc.anchors_tokens == new.anchors_tokens
+    )
+
+
+def rank_feature(rank: float, weight: float, pivot: float) -> float:
+    """The saturating rank feature ``weight * rank / (rank + pivot)``; the same
+    formula as Elasticsearch's rank_feature saturation, so both backends agree."""
+    if rank <= 0 or rank + pivot <= 0:
+        return 0.0
+    return weight * rank / (rank + pivot)
+
+
+class TantivySearchIndex:
+    """The SearchIndex port on a local tantivy directory.
+
+    One instance may be shared by threads (the indexer and the ranker of one
+    process): writes go through a single IndexWriter under a lock. A second
+    process opens the directory with ``read_only=True`` and sees each commit.
+    """
+
+    def __init__(self, path: Path, cfg: Settings, read_only: bool = False) -> None:
+        self._path = Path(path)
+        self._cfg = cfg
+        self._read_only = read_only
+        self._write_lock = threading.RLock()
+        self._read_lock = threading.Lock()
+        # Upserts and deletes since the last commit, by URL (None = deleted): a second
+        # upsert of a URL in the same batch must still see the first one's link fields.
+        self._pending: dict[str, IndexDoc | None] = {}
+        self._writer: tantivy.IndexWriter | None = None
+        self._meta_stamp: tuple[int, int, int] | None = None
+        if read_only:
+            if not tantivy.Index.exists(str(self._path)):
+                raise IndexUnavailable(
+                    f"no search index at {self._path}: crawl something first, or check TANSUO_DATA_DIR"
+                )
+            self._index = tantivy.Index.open(str(self._path))
+        else:
+            self._path.mkdir(parents=True, exist_ok=True)
+            try:
+                self._index = tantivy.Index(_schema(), path=str(self._path))
+            except ValueError as exc:
+                raise IndexUnavailable(f"cannot open the search index at {self._path}: {exc}") from exc
+            try:
+                self._writer = self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
+            except ValueError as exc:
+                raise IndexUnavailable(
+                    f"the search index at {self._path} is already open for writing "
+                    f"(another tansuo process?): {exc}"
+                ) from exc
+        self._schema = self._index.schema
+        # Reload explicitly (after our commits, or when meta.json changes) rather than
+        # through tantivy's watcher thread, so a search right after commit() sees it.
+        self._index.config_reader("manual")
+        self._reload()
+
+    # --- reading
+
+    def _meta(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self._path / "meta.json")
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def _reload(self) -> None:
+        with self._read_lock:
+            stamp = self._meta()
+            try:
+                self._index.reload()
+            except ValueError as exc:
+                # A writer in another process may garbage-collect a segment between our
+                # reading meta.json and opening it; the old searcher still works.
+                log.warning("search index reload failed, keeping the previous view: %s", exc)
+                return
+            self._meta_stamp = stamp
+
+    def _searcher(self) -> tantivy.Searcher:
+        # meta.json is replaced atomically on every commit, so a stat is enough to
+        # notice another process's commit: cheap enough to do on every request.
+        if self._read_only and self._meta() != self._meta_stamp:
+            self._reload()
+        with self._read_lock:
+            return self._index.searcher()
+
+    def _term(self, field: str, value: str) -> Query:
+        return Query.term_query(self._schema, field, value)
+
+    def _committed(self, url: str) -> IndexDoc | None:
+        searcher = self._searcher()
+        hits = searcher.search(self._term("url", url), limit=1).hits
+        return _from_tantivy(searcher.doc(hits[0][1])) if hits else None
+
+    def get(self, url: str) -> IndexDoc | None:
+        """The committed document with this URL."""
+        return self._committed(url)
+
+    def url_for_hash(self, content_hash: str) -> str | None:
+        if not content_hash:
+            return None
+        searcher = self._searcher()
+        hits = searcher.search(self._term("content_hash", content_hash), limit=10).hits
+        urls = [searcher.doc(addr).get_first("url") for _, addr in hits]
+        # Two URLs may share a hash after a race; the smallest is a stable answer.
+        return min((str(u) for u in urls if u), default=None)
+
+    def count(self) -> int:
+        return int(self._searcher().num_docs)
+
+    def sites(self) -> list[str]:
+        agg = {"sites": {"terms": {"field": "site", "size": _MAX_SITES}}}
+        result = self._searcher().aggregate(Query.all_query(), agg)
+        return sorted(b["key"] for b in result["sites"]["buckets"] if b["key"])
+
+    def urls(self) -> list[str]:
+        searcher = self._searcher()
+        n = int(searcher.num_docs)
+        if n == 0:
+            return []  # tantivy panics on a zero limit
+        hits = searcher.search(Query.all_query(), limit=n).hits
+        return sorted(str(searcher.doc(addr).get_first("url")) for _, addr in hits)
+
+    def ping(self) -> None:
+        if not (self._path / "meta.json").exists():
+            raise IndexUnavailable(f"search index at {self._path} is gone")
+        self._searcher().num_docs  # noqa: B018 - opening a searcher is the check
+
+    # --- writing
+
+    def _require_writer(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            raise IndexUnavailable(
+                "search index opened read-only" if self._read_only else "search index is closed"
+            )
+        return self._writer
+
+    def _current(self, url: str) -> IndexDoc | None:
+        if url in self._pending:
+            return self._pending[url]
+        return self._committed(url)
+
+    def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
+        writer.delete_documents_by_term("url", doc.url)
+        writer.add_document(_to_tantivy(doc))
+        self._pending[doc.url] = doc
+
+    def upsert(self, docs: Sequence[IndexDoc]) -> None:
+        with self._write_lock:
+            writer = self._require_writer()
+            for doc in docs:
+                old = self._current(doc.url)
+                if old is not None and not _has_link_fields(doc):
+                    doc = dataclasses.replace(
+                        doc,
+                        pagerank=old.pagerank,
+                        rank=old.rank,
+                        anchors=old.anchors,
+                        anchors_tokens=old.anchors_tokens,
+                    )
+                self._replace(writer, doc)
+
+    def delete(self, urls: Iterable[str]) -> None:
+        with self._write_lock:
+            writer = self._require_writer()
+            for url in urls:
+                writer.delete_documents_by_term("url", url)
+                self._pending[url] = None
+
+    def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
+        with self._write_lock:
+            writer = self._require_writer()
+            for url, new in fields.items():
+                doc = self._current(url)
+                if doc is None or _same_link_fields(doc, new):
+                    continue
+                self._replace(
+                    writer,
+                    dataclasses.replace(
+                        doc,
+                        pagerank=new.pagerank,
+                        rank=new.rank,
+                        anchors=new.anchors,
+                        anchors_tokens=new.anchors_tokens,
+                    ),
+                )
+
+    def commit(self) -> None:
+        with self._write_lock:
+            self._require_writer().commit()
+            self._pending.clear()
+            self._reload()
+
+    def close(self) -> None:
+        """Drop uncommitted writes and release the writer lock (wait for merges)."""
+        with self._write_lock:
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                writer.rollback()
+                writer.wait_merging_threads()
+            self._pending.clear()
+
+    # --- searching
+
+    def _field_boosts(self) -> list[tuple[str, float]]:
+        cfg = self._cfg
+        boosts = [
+            ("title_tokens", cfg.search_title_boost),
+            ("headings_tokens", cfg.search_headings_boost),
+            ("anchors_tokens", cfg.search_anchors_boost),
+            ("body_tokens", cfg.search_body_boost),
+            ("subword_tokens", cfg.search_subword_boost),
+        ]
+        # A boost of 0 (or less) switches a field off rather than letting it match unscored.
+        return [(f, b) for f, b in boosts if b > 0]
+
+    def _query(self, query: SearchQuery) -> Query | None:
+        terms = list(dict.fromkeys(t for t in query.terms if t))
+        phrase = [w for w in query.phrase if w]
+        fields = self._field_boosts()
+        clauses: list[tuple[Occur, Query]] = []
+        occur = Occur.Must if query.require_all else Occur.Should
+        for term in terms:
+            per_field = [(Occur.Should, Query.boost_query(self._term(f, term), b)) for f, b in fields]
+            clauses.append((occur, Query.boolean_query(per_field)))
+        if len(phrase) >= 2 and self._cfg.search_phrase_boost > 0:
+            phrases = [
+                (Occur.Should, Query.phrase_query(self._schema, f, phrase)) for f in _PHRASE_FIELDS
+            ]
+            clauses.append(
+                (Occur.Should, Query.boost_query(Query.boolean_query(phrases), self._cfg.search_phrase_boost))
+            )
+        if not clauses:
+            return None
+        text = Query.boolean_query(clauses)
+        if not query.site:
+            return text
+        # Nested, not a sibling clause: beside a Must, the Should terms of an OR query
+        # would become optional and every page of the site would match. A constant 0
+        # score keeps the filter out of the ranking.
+        site = Query.const_score_query(self._term("site", query.site.lower()), 0.0)
+        return Query.boolean_query([(Occur.Must, text), (Occur.Must, site)])
+
+    def search(self, query: SearchQuery) -> SearchHits:
+        """BM25 over the fields, then the rank feature added over a rescore window."""
+        tq = self._query(query)
+        limit = max(0, query.limit)
+        offset = max(0, query.offset)
+        if tq is None or limit == 0:
+            return SearchHits(total=0, hits=[])
+        cfg = self._cfg
+        searcher = self._searcher()
+        window = max(offset + limit, cfg.search_rescore_window)
+        result = searcher.search(tq, limit=window, count=True)
+        total = int(result.count or 0)
+        if not result.hits:
+            return SearchHits(total=total, hits=[])
+        addrs = [addr for _, addr in result.hits]
+        ranks = searcher.fast_field_values("rank", addrs)
+        scored = [
+            (float(bm25) + rank_feature(float(r or 0.0), cfg.search_pagerank_weight, cfg.search_pagerank_pivot), addr)
+            for (bm25, addr), r in zip(result.hits, ranks)
+        ]
+        scored.sort(key=lambda pair: -pair[0])
+        page = _page_with_url_ties(searcher, scored, offset, limit)
+        hits = []
+        for score, doc in page:
+            hits.append(
+                SearchHit(
+                    url=doc.url,
+                    site=doc.site,
+                    title=doc.title,
+                    headings=doc.headings,
+                    body=doc.body,
+                    score=score,
+                    pagerank=doc.pagerank,
+                )
+            )
+        return SearchHits(total=total, hits=hits)
+
+
+def _page_with_url_ties(
+    searcher: tantivy.Searcher,
+    scored: list[tuple[float, tantivy.DocAddress]],
+    offset: int,
+    limit: int,
+) -> list[tuple[float, IndexDoc]]:
+    """The ``[offset, offset+limit)`` slice of hits sorted by score, equal scores
+    ordered by URL so that paging is deterministic.
+
+    Documents are loaded only for runs of equal scores that reach into the page,
+    since loading means decompressing stored bodies.
+    """
+    end = offset + limit
+    ordered: list[tuple[float, IndexDoc | tantivy.DocAddress]] = []
+    i = 0
+    while i < len(scored) and i < end:
+        j = i
+        while j < len(scored) and scored[j][0] == scored[i][0]:
+            j += 1
+        if j > offset:
+            run = [(s, _from_tantivy(searcher.doc(a))) for s, a in scored[i:j]]
+            run.sort(key=lambda pair: pair[1].url)
+            ordered.extend(run)
+        else:
+            ordered.extend(scored[i:j])
+        i = j
+    return [(s, d) for s, d in ordered[offset:end] if isinstance(d, IndexDoc)]

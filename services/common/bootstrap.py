@@ -1,0 +1,67 @@
+"""The one place that picks concrete adapters, each from its own setting's URL scheme.
+
+An empty setting means the embedded backend under ``data_dir``. Imports of adapters
+happen inside the builders so that the embedded mode never imports a cluster client.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from services.common.ports import Bus, FrontierState, LinkGraph, PageStore, SearchIndex
+from services.common.settings import Settings
+
+
+class ConfigError(ValueError):
+    """A setting names a backend that does not exist or is malformed."""
+
+
+def _scheme(value: str) -> str:
+    return urlsplit(value).scheme if value else ""
+
+
+def build_bus(cfg: Settings) -> Bus:
+    scheme = _scheme(cfg.bus)
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.bus_sqlite import SqliteBus
+
+        return SqliteBus(cfg.data_dir / "bus.sqlite3")
+    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (expected empty for embedded)")
+
+
+def build_page_store(cfg: Settings) -> PageStore:
+    scheme = _scheme(cfg.store)
+    if scheme in ("", "file"):
+        from services.common.adapters.page_store_files import FilePageStore
+
+        return FilePageStore(cfg.data_dir / "pages")
+    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (expected empty for embedded)")
+
+
+def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
+    """``read_only`` opens the index without taking the writer lock, so `tansuo serve`
+    can answer queries while `tansuo crawl` writes in another process."""
+    scheme = _scheme(cfg.index)
+    if scheme in ("", "tantivy"):
+        from services.common.adapters.search_index_tantivy import TantivySearchIndex
+
+        return TantivySearchIndex(cfg.data_dir / "index", cfg, read_only=read_only)
+    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (expected empty for embedded)")
+
+
+def build_link_graph(cfg: Settings) -> LinkGraph:
+    scheme = _scheme(cfg.state)
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
+
+        return SqliteLinkGraph(cfg.data_dir / "links.sqlite3")
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (expected empty for embedded)")
+
+
+def build_frontier_state(cfg: Settings) -> "FrontierState":
+    scheme = _scheme(cfg.state)
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.frontier_sqlite import SqliteFrontierState
+
+        return SqliteFrontierState(cfg.data_dir / "frontier.sqlite3")
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (expected empty for embedded)")

@@ -1,0 +1,198 @@
+"""Domain types that cross service boundaries.
+
+Every message on the bus is one of these, serialised as JSON so that a Kafka topic
+can be read with any tool. ``to_bytes``/``from_bytes`` are the only wire format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T", bound="WireMessage")
+
+
+class WireMessage:
+    """Mixin: JSON round trip for dataclasses; unknown keys are ignored so that a
+    newer producer never crashes an older consumer during a rolling upgrade."""
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False).encode("utf-8")  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    @classmethod
+    def from_bytes(cls: type[T], raw: bytes) -> T:
+        return cls.from_dict(json.loads(raw))
+
+
+def url_fingerprint(url: str) -> str:
+    """Stable key for a canonical URL: page-store keys and index ids derive from it."""
+    return hashlib.sha1(url.encode("utf-8")).hexdigest()
+
+
+# Topic names: noun.past-tense, one producer role each.
+TOPIC_FETCHES = "fetches.scheduled"  # scheduler -> crawler, key = host
+TOPIC_PAGES = "pages.fetched"  # crawler -> indexer, ranker, scheduler, key = host
+TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, key = host of the source page
+
+
+@dataclass(frozen=True)
+class FetchJob(WireMessage):
+    """One URL the frontier has leased to a crawler. ``kind`` is "page" or "robots"."""
+
+    url: str
+    host: str
+    lease_id: str
+    depth: int = 0
+    kind: str = "page"
+    etag: str = ""
+    last_modified: str = ""
+
+
+@dataclass(frozen=True)
+class Outlink(WireMessage):
+    url: str
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class PageEvent(WireMessage):
+    """The outcome of one fetch job, success or not.
+
+    ``status`` is the HTTP status, or 0 when no response came (``error`` says why).
+    Content fields are empty unless the response was an indexable HTML page.
+    """
+
+    url: str
+    host: str
+    lease_id: str
+    kind: str = "page"
+    depth: int = 0
+    fetched_at: float = 0.0
+    status: int = 0
+    error: str = ""  # "", "dns", "timeout", "connection", "private_address", "too_large", "not_html", ...
+    content_type: str = ""
+    encoding: str = ""
+    redirect_to: str = ""  # absolute Location of a 3xx
+    retry_after: str = ""  # raw Retry-After header of a 429/503
+    etag: str = ""
+    last_modified: str = ""
+    canonical: str = ""  # rel=canonical, absolute, when it differs from url
+    noindex: bool = False
+    nofollow: bool = False
+    title: str = ""
+    headings: list[str] = field(default_factory=list)
+    body: str = ""
+    content_hash: str = ""  # sha1 of the normalised extracted text
+    store_key: str = ""  # where the raw bytes live in the page store
+    robots_txt: str = ""  # body of a robots.txt job
+    size: int = 0  # bytes received
+
+    @property
+    def indexable(self) -> bool:
+        return self.kind == "page" and 200 <= self.status < 300 and not self.error and not self.noindex
+
+
+@dataclass(frozen=True)
+class LinkBatch(WireMessage):
+    """Outlinks of one page, in document order. Links are absolute but not canonical:
+    canonicalising and scoping are the scheduler's job."""
+
+    source: str
+    depth: int  # depth of the source page; links get depth + 1
+    links: list[Outlink] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "LinkBatch":
+        links = [Outlink.from_dict(link) for link in data.get("links", [])]
+        return cls(source=data["source"], depth=int(data.get("depth", 0)), links=links)
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """Raw bytes of one fetch plus the metadata needed to re-parse it later."""
+
+    url: str
+    status: int
+    headers: dict[str, str]
+    fetched_at: float
+    body: bytes
+    content_hash: str = ""
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "status": self.status,
+            "headers": self.headers,
+            "fetched_at": self.fetched_at,
+            "content_hash": self.content_hash,
+        }
+
+
+@dataclass(frozen=True)
+class IndexDoc:
+    """One searchable page. Text fields are stored raw for display and snippets;
+    ``*_tokens`` hold the same text already segmented (space-separated, lower-case),
+    which is all a backend analyzer must split on."""
+
+    url: str
+    site: str
+    title: str
+    headings: str
+    body: str
+    content_hash: str
+    title_tokens: str
+    headings_tokens: str
+    body_tokens: str
+    subword_tokens: str  # jieba search-mode sub-words of title, headings and body
+    fetched_at: float = 0.0
+    anchors: str = ""
+    anchors_tokens: str = ""
+    pagerank: float = 0.0  # PageRank, sums to 1 over the graph
+    rank: float = 0.0  # PageRank x N: the scale-free rank feature, 1.0 = average page
+
+
+@dataclass(frozen=True)
+class LinkFields:
+    """What the ranker writes into an indexed page: link-derived fields only."""
+
+    pagerank: float
+    rank: float
+    anchors: str
+    anchors_tokens: str
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A backend-neutral query: segmented terms, paging and an optional site filter."""
+
+    terms: tuple[str, ...]  # query words after segmentation, lower-case, no stop-words
+    phrase: tuple[str, ...] = ()  # words that should also appear together, in order
+    site: str = ""
+    offset: int = 0
+    limit: int = 10
+    require_all: bool = True  # every term must match some field (AND); False = OR
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    url: str
+    site: str
+    title: str
+    headings: str
+    body: str
+    score: float
+    pagerank: float
+
+
+@dataclass(frozen=True)
+class SearchHits:
+    total: int
+    hits: list[SearchHit]

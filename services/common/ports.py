@@ -1,0 +1,157 @@
+"""The ports: what service logic may ask of a backend, and nothing more.
+
+Each port is a Protocol so that an adapter (or a test fake) needs no base class.
+The docstrings are contracts that every adapter keeps; the contract tests in
+``tests/contract/`` run the same checks against each adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlUpdate
+from services.common.model import IndexDoc, LinkFields, SearchHits, SearchQuery, StoredPage
+
+
+@dataclass(frozen=True)
+class Message:
+    """One delivered bus message. ``offset`` is opaque outside the adapter."""
+
+    topic: str
+    key: str
+    payload: bytes
+    offset: int
+    partition: int = 0
+
+
+class Bus(Protocol):
+    """Topics of messages with at-least-once delivery.
+
+    - A message may arrive twice (after a crash or a rebalance), so consumers are idempotent.
+    - Messages with the same key keep their order within a topic.
+    - ``poll`` hands each message to one consumer of a group; a message not committed
+      by the time that consumer dies is delivered again.
+    - Commit only after the work a message stands for is durable.
+    """
+
+    def publish(self, topic: str, payload: bytes, key: str = "") -> None: ...
+
+    def flush(self) -> None:
+        """Block until every published message is durable."""
+
+    def poll(self, topic: str, group: str, timeout_s: float, max_messages: int = 100) -> list[Message]: ...
+
+    def commit(self, group: str, messages: Sequence[Message]) -> None: ...
+
+    def pending(self, topic: str, group: str) -> int:
+        """Messages published but not yet committed by this group (an estimate on Kafka)."""
+
+    def ping(self) -> None:
+        """Raise if the backend is unreachable; /readyz calls it."""
+
+    def close(self) -> None: ...
+
+
+class PageStore(Protocol):
+    """Raw fetched pages keyed by URL fingerprint. ``put`` is idempotent: a re-crawl
+    overwrites, and a reader never sees half a page."""
+
+    def put(self, key: str, page: StoredPage) -> None: ...
+
+    def get(self, key: str) -> StoredPage | None: ...
+
+    def ping(self) -> None: ...
+
+
+class SearchIndex(Protocol):
+    """The searchable pages, one document per URL.
+
+    - ``upsert`` replaces the document with the same URL and keeps its link fields
+      (pagerank, anchors), which only ``set_link_fields`` changes.
+    - Writes become visible to ``search`` and durable after ``commit``.
+    - Scores: BM25 over the fields with the configured boosts, plus the phrase boost,
+      plus the saturating rank feature ``weight * rank / (rank + pivot)``.
+    """
+
+    def upsert(self, docs: Sequence[IndexDoc]) -> None: ...
+
+    def delete(self, urls: Iterable[str]) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def url_for_hash(self, content_hash: str) -> str | None:
+        """URL of a committed document with this content hash, if any."""
+
+    def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
+        """Write PageRank and inbound anchor text into existing documents; URLs not in
+        the index are ignored. Visible after ``commit``."""
+
+    def search(self, query: SearchQuery) -> SearchHits: ...
+
+    def get(self, url: str) -> IndexDoc | None: ...
+
+    def count(self) -> int: ...
+
+    def sites(self) -> list[str]:
+        """Distinct ``site`` values, for the site filter."""
+
+    def urls(self) -> list[str]:
+        """Every indexed URL (for tests, audits and reindexing)."""
+
+    def ping(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LinkGraph(Protocol):
+    """The crawled link graph, owned by the ranker. ``set_outlinks`` replaces a page's
+    outlinks, so replaying a page event changes nothing."""
+
+    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> None:
+        """``links`` are (target URL, anchor text) pairs."""
+
+    def edges(self) -> Iterable[tuple[str, str]]:
+        """Every (source, target) pair, deduplicated."""
+
+    def nodes(self) -> list[str]:
+        """Every source page (pages known to have been fetched)."""
+
+    def anchors(self) -> Mapping[str, list[str]]:
+        """Anchor texts pointing at each target URL."""
+
+    def ping(self) -> None: ...
+
+
+class FrontierState(Protocol):
+    """URLs and hosts of the crawl frontier; the scheduler's memory.
+
+    - Every method is atomic: two schedulers racing on one backend never lease one
+      URL twice nor start one host's politeness clock twice.
+    - ``add_urls`` is the seen-set: a URL is admitted once, ever.
+    - ``finish`` accepts an outcome only for the lease it names and returns False for
+      a stale or repeated one, so replayed page events change nothing.
+    - A host has at most ``parallelism`` fetches in flight, and a lease or a release
+      pushes its ``next_allowed_at`` to at least now + its delay.
+    """
+
+    def ensure_host(self, host: str, scheme: str, delay_s: float) -> None: ...
+    def get_host(self, host: str) -> "HostInfo | None": ...
+    def hosts(self, limit: int = 1000) -> "list[HostInfo]": ...
+    def claim_robots(self, now: float, limit: int) -> "list[HostInfo]": ...
+    def expire_robots(self, now: float) -> list[str]: ...
+    def update_host(self, host: str, update: "HostUpdate", now: float, release: bool) -> None: ...
+    def add_urls(self, urls: "Sequence[NewUrl]", now: float, host_budget: int) -> "list[NewUrl]": ...
+    def requeue_seed(self, url: str, now: float) -> bool: ...
+    def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> "list[Lease]": ...
+    def finish(self, url: str, lease_id: str, update: "UrlUpdate") -> bool: ...
+    def unlease(self, url: str, now: float, state: str, note: str) -> None: ...
+    def expire_leases(self, now: float, timeout_s: float) -> int: ...
+    def queued_urls(self, host: str) -> list[str]: ...
+    def drop_queued(self, urls: "Sequence[str]", state: str, note: str) -> int: ...
+    def url_state(self, url: str) -> "tuple[str, str, int] | None": ...
+    def bump(self, name: str, by: int = 1) -> None: ...
+    def counts(self, now: float) -> "FrontierCounts": ...
+    def ping(self) -> None: ...
+    def close(self) -> None: ...

@@ -1,0 +1,107 @@
+"""One typed settings object for every service.
+
+Precedence, each level overriding the one before: the field default, then the
+``TANSUO_*`` environment variable, then keyword arguments (tests and CLI flags).
+Each name starts with the service that reads it, so the owner is obvious.
+A bad value fails at start-up (pydantic validation), not on the first crawl.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+import json
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+# Lists come from the environment as "a,b" or as a JSON array; NoDecode lets our
+# validator see the raw string instead of pydantic-settings insisting on JSON.
+StrList = Annotated[tuple[str, ...], NoDecode]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TANSUO_", frozen=True, extra="forbid")
+
+    # --- where things live; an empty URL means the embedded backend under data_dir
+    data_dir: Path = Path("tansuo-data")
+    bus: str = ""  # kafka://host:9092 in a cluster
+    state: str = ""  # redis://host:6379/0 in a cluster
+    store: str = ""  # s3://key:secret@host:9000/bucket in a cluster
+    index: str = ""  # elasticsearch://host:9200/tansuo in a cluster
+
+    # --- scheduler (the frontier owns scope and politeness)
+    frontier_allow_domains: StrList = ()  # "example.cn" or "*.example.cn"
+    frontier_include_patterns: StrList = ()  # regexes a URL must match (any)
+    frontier_exclude_patterns: StrList = ()  # regexes a URL must not match
+    frontier_max_depth: int | None = Field(default=None, ge=0)
+    frontier_max_pages: int | None = Field(default=None, ge=1)  # pages fetched, in all
+    frontier_host_page_budget: int = Field(default=100_000, ge=1)  # trap guard per host
+    frontier_max_url_length: int = Field(default=2048, ge=64)
+    # Per-host politeness is the frontier's job, so the delay lives here, not on the crawler.
+    frontier_host_delay_s: float = Field(default=1.0, ge=0.0)
+    # Parallel fetches per host, used only when the effective delay is 0: with any
+    # delay, one fetch at a time is the only way to keep the gap at the server.
+    frontier_host_parallelism: int = Field(default=4, ge=1)
+    frontier_lease_timeout_s: float = Field(default=600.0, gt=0)
+    # Leases out at once over all hosts: enough to keep every crawler busy, few enough
+    # that a leased job never waits in the fetch topic until its lease times out.
+    frontier_max_in_flight: int = Field(default=256, ge=1)
+    frontier_robots_ttl_s: float = Field(default=86_400.0, gt=0)
+    frontier_max_fetch_failures: int = Field(default=3, ge=1)
+    frontier_failure_backoff_s: float = Field(default=5.0, ge=0)
+
+    # --- crawler
+    crawler_concurrency: int = Field(default=16, ge=1)
+    crawler_max_page_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    crawler_timeout_s: float = Field(default=30.0, gt=0)
+    crawler_user_agent: str = "TansuoBot/0.1 (+https://github.com/tansuo-search/tansuo)"
+    # A crawler inside a cluster must not reach internal services unless told to.
+    crawler_allow_private_networks: bool = False
+    crawler_max_body_chars: int = Field(default=200_000, ge=1000)
+
+    # --- indexer
+    indexer_commit_interval_s: float = Field(default=1.0, gt=0)
+    indexer_batch_size: int = Field(default=200, ge=1)
+
+    # --- ranker
+    ranker_interval_s: float = Field(default=300.0, gt=0)  # periodic recompute during long crawls
+    ranker_damping: float = Field(default=0.85, gt=0, lt=1)
+    ranker_tolerance: float = Field(default=1e-6, gt=0)  # L1 change between iterations
+    ranker_max_iterations: int = Field(default=200, ge=1)
+
+    # --- search (scoring weights, shared by every index backend)
+    search_title_boost: float = 3.0
+    search_headings_boost: float = 2.0
+    search_anchors_boost: float = 1.5
+    search_body_boost: float = 1.0
+    search_subword_boost: float = 0.3  # jieba search-mode sub-words, e.g. 人民 inside 中华人民共和国
+    search_phrase_boost: float = 2.0
+    search_pagerank_weight: float = 1.5
+    search_pagerank_pivot: float = 1.0  # rank feature is PageRank x N, so 1.0 is the average page
+    search_rescore_window: int = Field(default=500, ge=10)
+    search_max_page_size: int = Field(default=100, ge=1)
+
+    # --- api
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(default=8080, ge=0, le=65535)
+
+    @field_validator(
+        "frontier_allow_domains",
+        "frontier_include_patterns",
+        "frontier_exclude_patterns",
+        mode="before",
+    )
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        # Environment variables hold "a.cn,*.b.cn"; JSON lists still work too.
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return tuple(json.loads(value))
+            return tuple(v.strip() for v in value.split(",") if v.strip())
+        return value
+
+    @property
+    def effective_parallelism(self) -> int:
+        """Fetches one host may have in flight at once."""
+        return self.frontier_host_parallelism if self.frontier_host_delay_s == 0 else 1

@@ -1,0 +1,260 @@
+"""The crawl frontier: what to fetch next, and when, so that every host is treated politely.
+
+Service logic only: it talks to a FrontierState port and never knows the backend.
+The clock is injectable so tests can move time instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
+
+from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlUpdate
+from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
+from services.common.ports import FrontierState
+from services.common.settings import Settings
+from services.scheduler.retry_after import retry_after_until
+from services.scheduler.robots_rules import RobotsRules
+from services.scheduler.scope import Scope
+from services.scheduler.url_canonical import BadUrl, canonicalize, host_of
+
+log = logging.getLogger(__name__)
+
+# Errors that another try will not fix: the URL is finished, not retried.
+_FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
+_MAX_HOST_SLOWDOWN_S = 3600.0
+
+
+class Frontier:
+    def __init__(
+        self,
+        cfg: Settings,
+        state: FrontierState,
+        scope: Scope,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cfg = cfg
+        self.state = state
+        self.scope = scope
+        self.clock = clock
+        self.robots = RobotsRules(cfg.crawler_user_agent)
+
+    # --- admitting URLs ---------------------------------------------------------------
+
+    def add_seeds(self, urls: Iterable[str]) -> list[str]:
+        """Seeds skip the depth limit but not the scope; a seed that failed before is retried."""
+        accepted = []
+        for raw in urls:
+            try:
+                url = canonicalize(raw)
+            except BadUrl:
+                log.warning("ignoring seed that is not an http(s) URL: %s", raw)
+                continue
+            reason = self.scope.rejects(url)
+            if reason:
+                log.warning("seed %s is out of scope (%s)", url, reason)
+                continue
+            self._admit([(url, 0)])
+            self.state.requeue_seed(url, self.clock())
+            accepted.append(url)
+        return accepted
+
+    def offer_links(self, batch: LinkBatch) -> int:
+        """Admit a page's outlinks; returns how many were new."""
+        depth = batch.depth + 1
+        if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
+            return 0
+        candidates = []
+        for link in batch.links:
+            try:
+                url = canonicalize(link.url)
+            except BadUrl:
+                continue
+            if not self.scope.rejects(url):
+                candidates.append((url, depth))
+        return len(self._admit(candidates))
+
+    def _admit(self, urls: list[tuple[str, int]]) -> list[NewUrl]:
+        if not urls:
+            return []
+        records = []
+        for url, depth in urls:
+            host = host_of(url)
+            info = self._host(host, urlsplit(url).scheme)
+            if info.robots_state == "ready" and not self.robots.allowed(host, info.robots_txt, url):
+                records.append(NewUrl(url, host, depth, state="excluded", note="robots"))
+            else:
+                records.append(NewUrl(url, host, depth))
+        return self.state.add_urls(records, self.clock(), self.cfg.frontier_host_page_budget)
+
+    def _host(self, host: str, scheme: str) -> HostInfo:
+        info = self.state.get_host(host)
+        if info is None:
+            self.state.ensure_host(host, scheme, self.cfg.frontier_host_delay_s)
+            info = self.state.get_host(host)
+            assert info is not None
+        return info
+
+    # --- handing out work -------------------------------------------------------------
+
+    def dispatch(self, limit: int = 64) -> list[FetchJob]:
+        """Jobs that may be fetched now without breaking any host's politeness."""
+        now = self.clock()
+        self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s)
+        self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s)
+        jobs = [self._robots_job(h) for h in self.state.claim_robots(now, limit)]
+        room = self._page_room()
+        if room > 0 and len(jobs) < limit:
+            for lease in self.state.lease_due(
+                now, min(limit - len(jobs), room), self.cfg.effective_parallelism, self.cfg.frontier_max_in_flight
+            ):
+                job = self._page_job(lease)
+                if job is not None:
+                    jobs.append(job)
+        return jobs
+
+    def _page_room(self) -> int:
+        """Pages the --max-pages budget still allows to be leased."""
+        if self.cfg.frontier_max_pages is None:
+            return 1 << 30
+        counts = self.state.counts(self.clock())
+        return self.cfg.frontier_max_pages - counts.fetched - counts.leased
+
+    @staticmethod
+    def _robots_job(info: HostInfo) -> FetchJob:
+        url = f"{info.scheme}://{info.host}/robots.txt"
+        return FetchJob(url=url, host=info.host, lease_id=f"robots:{info.host}", kind="robots")
+
+    def _page_job(self, lease: Lease) -> FetchJob | None:
+        info = self.state.get_host(lease.host)
+        # robots.txt may have been refreshed since the URL was queued.
+        if info is not None and not self.robots.allowed(lease.host, info.robots_txt, lease.url):
+            self.state.unlease(lease.url, self.clock(), "excluded", "robots")
+            return None
+        return FetchJob(
+            url=lease.url,
+            host=lease.host,
+            lease_id=lease.lease_id,
+            depth=lease.depth,
+            etag=lease.etag,
+            last_modified=lease.last_modified,
+        )
+
+    # --- outcomes ---------------------------------------------------------------------
+
+    def complete(self, event: PageEvent) -> None:
+        if event.kind == "robots":
+            self._complete_robots(event)
+        else:
+            self._complete_page(event)
+
+    def _complete_robots(self, event: PageEvent) -> None:
+        info = self.state.get_host(event.host)
+        if info is None or info.robots_state != "fetching":
+            return  # a replayed event: the host has moved on
+        now = self.clock()
+        if 200 <= event.status < 300:
+            self._robots_ready(info, event.robots_txt, now)
+        elif 400 <= event.status < 500 and event.status != 429:
+            self._robots_ready(info, "", now)  # no robots.txt: everything is allowed
+        elif 300 <= event.status < 400:
+            # Redirects are not followed for robots.txt; like a missing file, allow all.
+            self._robots_ready(info, "", now)
+        else:
+            self._robots_failed(info, event, now)
+
+    def _robots_ready(self, info: HostInfo, robots_txt: str, now: float) -> None:
+        crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
+        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
+        update = HostUpdate(
+            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
+        )
+        self.state.update_host(info.host, update, now, release=True)
+        blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
+        if blocked:
+            self.state.drop_queued(blocked, "excluded", "robots")
+
+    def _robots_failed(self, info: HostInfo, event: PageEvent, now: float) -> None:
+        """A 5xx or unreachable robots.txt defers the whole host (RFC 9309 section 2.3.1.4)."""
+        failures = info.robots_failures + 1
+        if event.error in _FINAL_ERRORS or failures >= self.cfg.frontier_max_fetch_failures:
+            reason = event.error or f"robots_http_{event.status}"
+            self.state.update_host(
+                info.host, HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=reason), now, True
+            )
+            self.state.drop_queued(self.state.queued_urls(info.host), "failed", f"host_unavailable:{reason}")
+            log.warning("giving up on host %s: robots.txt unavailable (%s)", info.host, reason)
+            return
+        until = retry_after_until(event.retry_after, now) or now + self._backoff(failures)
+        update = HostUpdate(
+            robots_state="unknown",
+            robots_failures=failures,
+            blocked_until=until,
+            block_reason=f"robots.txt {event.status or event.error}",
+        )
+        self.state.update_host(info.host, update, now, release=True)
+
+    def _backoff(self, failures: int) -> float:
+        return min(self.cfg.frontier_failure_backoff_s * 2 ** (failures - 1), _MAX_HOST_SLOWDOWN_S)
+
+    def _complete_page(self, event: PageEvent) -> None:
+        known = self.state.url_state(event.url)
+        if known is None:
+            return
+        now = self.clock()
+        update, host_update = self._page_outcome(event, known[2], now)
+        if not self.state.finish(event.url, event.lease_id, update):
+            return  # stale or repeated outcome
+        self.state.update_host(event.host, host_update, now, release=True)
+        if event.redirect_to:
+            self.offer_links(LinkBatch(source=event.url, depth=event.depth - 1, links=[Outlink(event.redirect_to)]))
+        if update.state == "failed" or event.error or event.status >= 400:
+            self.state.bump("errors")
+
+    def _page_outcome(self, event: PageEvent, fail_count: int, now: float) -> tuple[UrlUpdate, HostUpdate]:
+        transient = event.status in (429, 503) or event.status >= 500 or (
+            event.status == 0 and event.error not in _FINAL_ERRORS
+        )
+        if not transient:
+            done = UrlUpdate(
+                state="done",
+                due_at=now + 3600.0,
+                fetched_at=event.fetched_at or now,
+                status=event.status,
+                content_hash=event.content_hash or None,
+                etag=event.etag or None,
+                last_modified=event.last_modified or None,
+                interval_s=3600.0,
+                fail_count=0,
+                note=event.error or ("redirect" if event.redirect_to else ""),
+            )
+            return done, HostUpdate(fail_streak=0, block_reason="")
+        failures = fail_count + 1
+        blocked = retry_after_until(event.retry_after, now)
+        host = self.state.get_host(event.host)
+        streak = (host.fail_streak if host else 0) + 1
+        host_update = HostUpdate(fail_streak=streak, next_allowed_at=now + self._backoff(streak))
+        if blocked is not None:
+            host_update = HostUpdate(fail_streak=streak, blocked_until=blocked, block_reason=f"Retry-After ({event.status})")
+        if failures >= self.cfg.frontier_max_fetch_failures:
+            note = event.error or f"http_{event.status}"
+            return UrlUpdate(state="failed", fail_count=failures, status=event.status, note=note), host_update
+        due = blocked if blocked is not None else now + self._backoff(failures)
+        return UrlUpdate(state="queued", due_at=due, fail_count=failures, status=event.status), host_update
+
+    # --- reporting --------------------------------------------------------------------
+
+    def counts(self) -> FrontierCounts:
+        return self.state.counts(self.clock())
+
+    def finished(self) -> bool:
+        """A one-pass crawl is over: nothing in flight and nothing more may be fetched."""
+        counts = self.counts()
+        if counts.leased:
+            return False
+        if counts.queued == 0:
+            return True
+        return self.cfg.frontier_max_pages is not None and counts.fetched >= self.cfg.frontier_max_pages
+

@@ -1,0 +1,20 @@
+"""Retry-After comes as delta-seconds or as an HTTP date (RFC 9110 section 10.2.3)."""
+
+from __future__ import annotations
+
+from email.utils import parsedate_to_datetime
+
+
+def retry_after_until(value: str, now: float, cap_s: float = 86_400.0) -> float | None:
+    """Absolute time (epoch seconds) until which the host asked us to wait, or None when
+    the header is missing or unreadable. Capped so a hostile value cannot park a host forever."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return now + min(float(value), cap_s)
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return min(max(when, now), now + cap_s)

@@ -1,0 +1,73 @@
+"""The scheduler service loop: links and fetch outcomes in, fetch jobs out.
+
+It owns the politeness clock, so however many crawler workers run, a host never gets
+more than the frontier allows: workers only ever fetch what it leased to them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, LinkBatch, PageEvent
+from services.common.ports import Bus
+from services.scheduler.frontier import Frontier
+
+log = logging.getLogger(__name__)
+
+GROUP = "scheduler"
+
+
+class Scheduler:
+    def __init__(self, frontier: Frontier, bus: Bus) -> None:
+        self.frontier = frontier
+        self.bus = bus
+        self.dispatched = 0
+
+    def step(self, timeout_s: float = 0.05) -> int:
+        """One cycle: admit links first (so a page's links are queued before its outcome
+        may make the frontier look empty), then outcomes, then hand out due jobs.
+        Returns the number of messages and jobs handled."""
+        handled = self._consume_links(0.0)
+        handled += self._consume_outcomes(timeout_s if handled == 0 else 0.0)
+        handled += self._dispatch()
+        return handled
+
+    def _consume_links(self, timeout_s: float) -> int:
+        msgs = self.bus.poll(TOPIC_LINKS, GROUP, timeout_s, max_messages=200)
+        for m in msgs:
+            try:
+                self.frontier.offer_links(LinkBatch.from_bytes(m.payload))
+            except (ValueError, KeyError, TypeError):
+                log.exception("dropping malformed link batch at offset %s", m.offset)
+        self.bus.commit(GROUP, msgs)
+        return len(msgs)
+
+    def _consume_outcomes(self, timeout_s: float) -> int:
+        msgs = self.bus.poll(TOPIC_PAGES, GROUP, timeout_s, max_messages=200)
+        for m in msgs:
+            try:
+                self.frontier.complete(PageEvent.from_bytes(m.payload))
+            except (ValueError, KeyError, TypeError):
+                log.exception("dropping malformed page event at offset %s", m.offset)
+        self.bus.commit(GROUP, msgs)
+        return len(msgs)
+
+    def _dispatch(self) -> int:
+        jobs = self.frontier.dispatch()
+        for job in jobs:
+            self.bus.publish(TOPIC_FETCHES, job.to_bytes(), key=job.host)
+        self.dispatched += len(jobs)
+        return len(jobs)
+
+    def idle(self) -> bool:
+        """Caught up with every input and nothing left to fetch."""
+        return (
+            self.bus.pending(TOPIC_LINKS, GROUP) == 0
+            and self.bus.pending(TOPIC_PAGES, GROUP) == 0
+            and self.frontier.finished()
+        )
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.step()

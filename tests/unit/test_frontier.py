@@ -1,0 +1,260 @@
+"""Frontier behaviour with a hand-moved clock: no sleeping, no network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.common.adapters.frontier_sqlite import SqliteFrontierState
+from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
+from services.common.settings import Settings
+from services.scheduler.frontier import Frontier
+from services.scheduler.scope import Scope
+
+SITE = "http://example.cn"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_frontier(clock: Clock, seeds=(f"{SITE}/",), **overrides) -> Frontier:
+    cfg = Settings(data_dir=Path("unused"), **overrides)
+    frontier = Frontier(cfg, SqliteFrontierState(Path(":memory:")), Scope.from_settings(cfg, seeds), clock=clock)
+    frontier.add_seeds(seeds)
+    return frontier
+
+
+def answer(job: FetchJob, status: int = 200, **fields) -> PageEvent:
+    return PageEvent(url=job.url, host=job.host, lease_id=job.lease_id, kind=job.kind, depth=job.depth, status=status, **fields)
+
+
+def open_host(frontier: Frontier, clock: Clock, robots: str = "", status: int = 404) -> None:
+    """Serve the robots.txt job that every new host starts with."""
+    (job,) = frontier.dispatch()
+    assert job.kind == "robots" and job.url.endswith("/robots.txt")
+    frontier.complete(answer(job, status, robots_txt=robots))
+    clock.now += 10
+
+
+def links(source: str, *urls: str, depth: int = 0) -> LinkBatch:
+    return LinkBatch(source=source, depth=depth, links=[Outlink(u) for u in urls])
+
+
+def test_a_new_host_is_asked_for_robots_txt_before_any_page():
+    clock = Clock()
+    f = make_frontier(clock)
+    jobs = f.dispatch()
+    assert [j.kind for j in jobs] == ["robots"]
+    assert f.dispatch() == []  # the host has a fetch in flight
+
+
+def test_robots_disallow_is_never_leased_and_allow_overrides():
+    clock = Clock()
+    f = make_frontier(clock)
+    f.offer_links(links(f"{SITE}/", f"{SITE}/private/a", f"{SITE}/private/ok", f"{SITE}/b"))
+    open_host(f, clock, "User-agent: *\nDisallow: /private/\nAllow: /private/ok\n", status=200)
+    fetched = set()
+    for _ in range(10):
+        for job in f.dispatch():
+            fetched.add(job.url)
+            f.complete(answer(job))
+        clock.now += 10
+    assert fetched == {f"{SITE}/", f"{SITE}/private/ok", f"{SITE}/b"}
+    assert f.state.url_state(f"{SITE}/private/a")[:2] == ("excluded", "robots")
+
+
+def test_crawl_delay_wins_when_larger_than_the_delay():
+    clock = Clock()
+    f = make_frontier(clock, frontier_host_delay_s=1.0)
+    f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
+    open_host(f, clock, "User-agent: *\nCrawl-delay: 5\n", status=200)
+    (job,) = f.dispatch()
+    f.complete(answer(job))
+    clock.now += 4.9
+    assert f.dispatch() == []
+    clock.now += 0.2
+    assert [j.url for j in f.dispatch()] == [f"{SITE}/a"]
+
+
+def test_the_delay_counts_from_the_end_of_the_last_fetch():
+    clock = Clock()
+    f = make_frontier(clock, frontier_host_delay_s=2.0)
+    f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    clock.now += 30  # a slow response: the next fetch waits a full delay after it
+    assert f.dispatch() == []
+    f.complete(answer(job))
+    clock.now += 1.9
+    assert f.dispatch() == []
+    clock.now += 0.2
+    assert len(f.dispatch()) == 1
+
+
+def test_robots_5xx_defers_the_host_and_404_allows_all():
+    clock = Clock()
+    f = make_frontier(clock, frontier_failure_backoff_s=60)
+    (job,) = f.dispatch()
+    f.complete(answer(job, 503))
+    clock.now += 30
+    assert f.dispatch() == []  # deferred
+    clock.now += 31
+    (job,) = f.dispatch()
+    assert job.kind == "robots"
+    f.complete(answer(job, 404))
+    clock.now += 10
+    assert [j.kind for j in f.dispatch()] == ["page"]
+
+
+def test_a_host_whose_robots_keeps_failing_is_given_up():
+    clock = Clock()
+    f = make_frontier(clock, frontier_failure_backoff_s=1, frontier_max_fetch_failures=2)
+    for _ in range(2):
+        (job,) = f.dispatch()
+        f.complete(answer(job, 500))
+        clock.now += 100
+    assert f.dispatch() == []
+    assert f.finished()
+    assert f.state.url_state(f"{SITE}/")[0] == "failed"
+
+
+def test_scope_depth_length_and_dedup():
+    clock = Clock()
+    f = make_frontier(clock, frontier_max_depth=1, frontier_max_url_length=64)
+    added = f.offer_links(
+        links(
+            f"{SITE}/",
+            f"{SITE}/a#frag",
+            f"{SITE}/a",
+            "http://other.cn/x",
+            f"{SITE}/" + "x" * 100,
+            "mailto:someone@example.cn",
+        )
+    )
+    assert added == 1
+    assert f.offer_links(links(f"{SITE}/a", f"{SITE}/deep", depth=1)) == 0  # depth 2 > 1
+
+
+def test_wildcard_domains_cover_sub_sites_but_not_look_alikes():
+    scope = Scope(["*.pku.edu.cn"])
+    assert not scope.rejects("http://pku.edu.cn/")
+    assert not scope.rejects("http://math.pku.edu.cn/a")
+    assert scope.rejects("http://badpku.edu.cn/") == "off_domain"
+
+
+def test_include_and_exclude_patterns():
+    scope = Scope(["example.cn"], include=[r"/docs/"], exclude=[r"\.pdf$"])
+    assert not scope.rejects(f"{SITE}/docs/a.html")
+    assert scope.rejects(f"{SITE}/blog/") == "not_included"
+    assert scope.rejects(f"{SITE}/docs/a.pdf") == "excluded_pattern"
+
+
+def test_transient_failures_retry_with_backoff_then_fail():
+    clock = Clock()
+    f = make_frontier(clock, frontier_failure_backoff_s=10, frontier_max_fetch_failures=3)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    f.complete(answer(job, 0, error="timeout"))
+    clock.now += 5
+    assert f.dispatch() == []
+    clock.now += 100
+    (job,) = f.dispatch()
+    f.complete(answer(job, 502))
+    clock.now += 1000
+    (job,) = f.dispatch()
+    f.complete(answer(job, 500))
+    assert f.state.url_state(job.url)[0] == "failed"
+    assert f.finished()
+
+
+def test_retry_after_blocks_the_host_to_the_second():
+    clock = Clock()
+    f = make_frontier(clock)
+    f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    f.complete(answer(job, 429, retry_after="120"))
+    clock.now += 119.5
+    assert f.dispatch() == []
+    clock.now += 1
+    assert len(f.dispatch()) == 1
+
+
+def test_a_replayed_outcome_changes_nothing():
+    clock = Clock()
+    f = make_frontier(clock)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    f.complete(answer(job))
+    before = f.counts()
+    f.complete(answer(job))
+    assert f.counts() == before
+    assert before.fetched == 1
+
+
+def test_with_no_delay_a_host_gets_parallel_fetches():
+    clock = Clock()
+    f = make_frontier(clock, frontier_host_delay_s=0, frontier_host_parallelism=3)
+    f.offer_links(links(f"{SITE}/", *[f"{SITE}/{i}" for i in range(5)]))
+    open_host(f, clock)
+    jobs = []
+    for _ in range(5):
+        jobs += f.dispatch()
+    assert len(jobs) == 3
+
+
+def test_max_pages_stops_leasing_and_finishes():
+    clock = Clock()
+    f = make_frontier(clock, frontier_max_pages=2, frontier_host_delay_s=0)
+    f.offer_links(links(f"{SITE}/", *[f"{SITE}/{i}" for i in range(5)]))
+    open_host(f, clock)
+    seen = 0
+    for _ in range(10):
+        for job in f.dispatch():
+            seen += 1
+            f.complete(answer(job))
+    assert seen == 2 and f.finished()
+
+
+def test_an_expired_lease_returns_to_the_queue():
+    clock = Clock()
+    f = make_frontier(clock, frontier_lease_timeout_s=60)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    clock.now += 61
+    (again,) = f.dispatch()
+    assert again.url == job.url and again.lease_id != job.lease_id
+    f.complete(answer(job))  # the old worker's late answer is stale
+    assert f.state.url_state(job.url)[0] == "leased"
+
+
+def test_a_redirect_queues_its_target_in_scope_only():
+    clock = Clock()
+    f = make_frontier(clock, frontier_host_delay_s=0)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    f.complete(answer(job, 301, redirect_to=f"{SITE}/moved"))
+    assert f.state.url_state(f"{SITE}/moved")[0] == "queued"
+    assert f.state.url_state(job.url)[:2] == ("done", "redirect")
+
+
+def test_a_seed_out_of_scope_is_refused():
+    clock = Clock()
+    f = make_frontier(clock, frontier_allow_domains=("other.cn",))
+    assert f.add_seeds([f"{SITE}/x"]) == []
+
+
+@pytest.mark.parametrize("value", ["120", "Wed, 21 Oct 2026 07:28:00 GMT"])
+def test_retry_after_accepts_seconds_and_http_dates(value):
+    from email.utils import parsedate_to_datetime
+
+    from services.scheduler.retry_after import retry_after_until
+
+    now = parsedate_to_datetime("Wed, 21 Oct 2026 07:26:00 GMT").timestamp()
+    assert retry_after_until(value, now) == pytest.approx(now + 120)
