@@ -1,0 +1,110 @@
+"""The LinkGraph contract, run against every adapter."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
+from services.common.ports import LinkGraph
+
+A, B, C = "https://example.cn/a", "https://example.cn/b", "https://example.cn/c"
+
+
+@pytest.fixture(params=["sqlite"])
+def graph(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LinkGraph]:
+    g = SqliteLinkGraph(tmp_path / "links.sqlite3")
+    yield g
+    g.close()
+
+
+def anchor_sets(graph: LinkGraph) -> dict[str, list[str]]:
+    """anchors() in a comparable form: the order of texts is not part of the contract."""
+    return {target: sorted(texts) for target, texts in graph.anchors().items()}
+
+
+def test_an_empty_graph_has_no_nodes_edges_or_anchors(graph: LinkGraph) -> None:
+    assert graph.nodes() == []
+    assert list(graph.edges()) == []
+    assert dict(graph.anchors()) == {}
+    graph.ping()
+
+
+def test_set_outlinks_records_the_source_and_its_edges(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "第二页"), (C, "第三页")])
+    assert graph.nodes() == [A]
+    assert sorted(graph.edges()) == [(A, B), (A, C)]
+    assert dict(graph.anchors()) == {B: ["第二页"], C: ["第三页"]}
+
+
+def test_a_page_without_links_is_still_a_node(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [])
+    assert graph.nodes() == [A]
+    assert list(graph.edges()) == []
+
+
+def test_set_outlinks_replaces_the_previous_links(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "旧链接")])
+    graph.set_outlinks(A, [(C, "新链接")])
+    assert sorted(graph.edges()) == [(A, C)]
+    assert dict(graph.anchors()) == {C: ["新链接"]}
+    graph.set_outlinks(A, [])
+    assert list(graph.edges()) == []
+    assert graph.nodes() == [A]
+
+
+def test_replaying_the_same_outlinks_changes_nothing(graph: LinkGraph) -> None:
+    links = [(B, "第二页"), (C, "")]
+    graph.set_outlinks(A, links)
+    before = (graph.nodes(), sorted(graph.edges()), anchor_sets(graph))
+    graph.set_outlinks(A, links)
+    assert (graph.nodes(), sorted(graph.edges()), anchor_sets(graph)) == before
+
+
+def test_a_target_linked_twice_is_one_edge_but_keeps_each_anchor(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "下一页"), (B, "第二章"), (B, "下一页"), (B, "")])
+    assert list(graph.edges()) == [(A, B)]
+    assert sorted(graph.anchors()[B]) == ["下一页", "第二章"]
+
+
+def test_anchors_collect_texts_from_every_linking_page(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(C, "安装手册")])
+    graph.set_outlinks(B, [(C, "安装手册"), (A, "")])
+    assert sorted(graph.anchors()[C]) == ["安装手册", "安装手册"]
+    assert A not in graph.anchors()  # empty anchors are not anchor text
+    assert sorted(graph.nodes()) == [A, B]
+
+
+def test_targets_that_were_never_sources_are_not_nodes(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "x")])
+    assert B not in graph.nodes()
+
+
+def test_the_graph_survives_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "links.sqlite3"
+    first = SqliteLinkGraph(path)
+    first.set_outlinks(A, [(B, "第二页")])
+    first.set_outlinks(B, [])
+    first.close()
+    second = SqliteLinkGraph(path)
+    assert sorted(second.nodes()) == [A, B]
+    assert list(second.edges()) == [(A, B)]
+    assert dict(second.anchors()) == {B: ["第二页"]}
+    second.close()
+
+
+def test_concurrent_writers_from_many_threads_all_land(graph: LinkGraph) -> None:
+    def write(worker: int) -> None:
+        for i in range(50):
+            graph.set_outlinks(f"https://example.cn/{worker}/{i}", [(A, f"w{worker}")])
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(graph.nodes()) == 200
+    assert len(list(graph.edges())) == 200

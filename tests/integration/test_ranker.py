@@ -1,0 +1,296 @@
+"""Link batches in through the embedded bus, ranks and anchors out into the index."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from services.common.adapters.bus_sqlite import SqliteBus
+from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
+from services.common.model import TOPIC_LINKS, IndexDoc, LinkBatch, LinkFields, Outlink, SearchHits, SearchQuery
+from services.common.settings import Settings
+from services.ranker.ranker import MAX_ANCHORS_CHARS, Ranker, join_anchors
+
+SITE = "http://docs.example.cn"
+HOME, INSTALL, FAQ, APT = (f"{SITE}/", f"{SITE}/install.html", f"{SITE}/faq.html", f"{SITE}/apt.html")
+
+
+class RecordingIndex:
+    """The part of SearchIndex the ranker uses, remembering what it was told."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, LinkFields] = {}
+        self.pending: dict[str, LinkFields] = {}
+        self.calls = 0
+        self.commits = 0
+
+    def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
+        self.calls += 1
+        self.pending.update(fields)
+
+    def commit(self) -> None:
+        self.commits += 1
+        self.fields.update(self.pending)
+        self.pending.clear()
+
+    def upsert(self, docs: Sequence[IndexDoc]) -> None: ...
+    def delete(self, urls: Iterable[str]) -> None: ...
+    def url_for_hash(self, content_hash: str) -> str | None: ...
+    def search(self, query: SearchQuery) -> SearchHits:
+        return SearchHits(0, [])
+
+    def get(self, url: str) -> IndexDoc | None: ...
+    def count(self) -> int:
+        return len(self.fields)
+
+    def sites(self) -> list[str]:
+        return []
+
+    def urls(self) -> list[str]:
+        return list(self.fields)
+
+    def ping(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def fake_segment(text: str) -> list[str]:
+    """Whitespace-separated words, lower-cased: enough to see tokens arrive."""
+    return [w.lower() for w in text.replace("|", " ").split()]
+
+
+@pytest.fixture
+def bus(tmp_path: Path) -> Iterator[SqliteBus]:
+    b = SqliteBus(tmp_path / "bus.sqlite3")
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def graph(tmp_path: Path) -> Iterator[SqliteLinkGraph]:
+    g = SqliteLinkGraph(tmp_path / "links.sqlite3")
+    yield g
+    g.close()
+
+
+@pytest.fixture
+def index() -> RecordingIndex:
+    return RecordingIndex()
+
+
+@pytest.fixture
+def ranker(tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex) -> Ranker:
+    cfg = Settings(data_dir=tmp_path, ranker_interval_s=0.05)
+    return Ranker(cfg, bus, graph, index, segment=fake_segment)
+
+
+def publish(bus: SqliteBus, source: str, *links: tuple[str, str]) -> None:
+    batch = LinkBatch(source=source, depth=0, links=[Outlink(url, anchor) for url, anchor in links])
+    bus.publish(TOPIC_LINKS, batch.to_bytes(), key="docs.example.cn")
+
+
+def publish_site(bus: SqliteBus) -> None:
+    publish(bus, HOME, (INSTALL, "安装手册"), (FAQ, "常见问题"), (APT, "APT 指南"), (HOME + "#top", "顶部"))
+    publish(bus, INSTALL, (HOME, "首页"), (APT, " APT\n 指南 "), ("mailto:debian@example.cn", "邮件"))
+    publish(bus, FAQ, (HOME, "首页"), (INSTALL, "安装手册"), (f"{SITE}/install.html#step-1", "第一步"))
+    publish(bus, APT)  # a page without links is still a page
+
+
+def anchor_sets(graph: SqliteLinkGraph) -> dict[str, list[str]]:
+    return {target: sorted(texts) for target, texts in graph.anchors().items()}
+
+
+def drain(ranker: Ranker) -> int:
+    handled = 0
+    while n := ranker.step(timeout_s=0.05):
+        handled += n
+    return handled
+
+
+def test_link_batches_become_ranks_and_anchors_in_the_index(
+    ranker: Ranker, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
+) -> None:
+    publish_site(bus)
+    assert drain(ranker) == 4
+    assert bus.pending(TOPIC_LINKS, "ranker") == 0
+
+    run = ranker.recompute()
+    assert (run.nodes, run.edges, run.converged) == (4, 7, True)
+    assert index.commits == 1 and set(index.fields) == {HOME, INSTALL, FAQ, APT}
+
+    expected = nx.pagerank(
+        nx.DiGraph([(HOME, INSTALL), (HOME, FAQ), (HOME, APT), (INSTALL, HOME), (INSTALL, APT),
+                    (FAQ, HOME), (FAQ, INSTALL)]),
+        alpha=0.85, tol=1e-12,
+    )  # fmt: skip
+    for url, fields in index.fields.items():
+        assert fields.pagerank == pytest.approx(expected[url], abs=1e-6)
+        assert fields.rank == pytest.approx(fields.pagerank * 4)
+    assert sum(f.pagerank for f in index.fields.values()) == pytest.approx(1.0)
+
+    # Anchors: distinct, most common first, whitespace collapsed; self-links add nothing.
+    assert index.fields[INSTALL].anchors == "安装手册 | 第一步"
+    assert index.fields[APT].anchors == "APT 指南"
+    assert index.fields[APT].anchors_tokens == "apt 指南"
+    assert index.fields[HOME].anchors == "首页"
+    assert "顶部" not in index.fields[HOME].anchors
+    assert ranker.stats().dropped_links == 2  # the mailto: link and HOME#top
+
+
+def test_redelivered_batches_change_nothing(
+    tmp_path: Path, ranker: Ranker, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
+) -> None:
+    publish_site(bus)
+    drain(ranker)
+    ranker.recompute()
+    before = (sorted(graph.edges()), graph.nodes(), anchor_sets(graph), dict(index.fields))
+
+    publish_site(bus)  # the crawler replays every page after a crash
+    drain(ranker)
+    ranker.recompute()
+    assert (sorted(graph.edges()), graph.nodes(), anchor_sets(graph), dict(index.fields)) == before
+
+
+def test_uncommitted_batches_come_back_after_a_crash(tmp_path: Path, index: RecordingIndex) -> None:
+    bus = SqliteBus(tmp_path / "bus.sqlite3")
+    graph = SqliteLinkGraph(tmp_path / "links.sqlite3")
+    publish_site(bus)
+    messages = bus.poll(TOPIC_LINKS, "ranker", timeout_s=0.1)
+    assert len(messages) == 4  # delivered, never committed: the ranker died here
+    bus.close()
+
+    bus = SqliteBus(tmp_path / "bus.sqlite3")
+    ranker = Ranker(Settings(data_dir=tmp_path), bus, graph, index, segment=fake_segment)
+    assert drain(ranker) == 4
+    assert ranker.recompute().nodes == 4
+    bus.close()
+    graph.close()
+
+
+def test_a_restarted_ranker_ranks_a_graph_it_inherited(tmp_path: Path, bus: SqliteBus, index: RecordingIndex) -> None:
+    graph = SqliteLinkGraph(tmp_path / "links.sqlite3")
+    graph.set_outlinks(HOME, [(INSTALL, "安装手册")])
+    ranker = Ranker(Settings(data_dir=tmp_path), bus, graph, index, segment=fake_segment)
+    assert ranker.stats().dirty
+    graph.close()
+
+
+def test_undecodable_messages_are_skipped_and_committed(ranker: Ranker, bus: SqliteBus) -> None:
+    bus.publish(TOPIC_LINKS, b"not json")
+    bus.publish(TOPIC_LINKS, LinkBatch(source="ftp://example.cn/", depth=0).to_bytes())
+    publish(bus, HOME, (INSTALL, "安装手册"))
+    assert drain(ranker) == 3
+    assert bus.pending(TOPIC_LINKS, "ranker") == 0
+    stats = ranker.stats()
+    assert (stats.bad_batches, stats.batches, stats.links) == (2, 1, 1)
+
+
+def test_an_empty_graph_ranks_nothing_and_writes_nothing(ranker: Ranker, index: RecordingIndex) -> None:
+    run = ranker.recompute()
+    assert (run.nodes, run.edges) == (0, 0)
+    assert index.calls == 0
+
+
+def test_run_ranks_while_the_graph_changes_and_once_more_on_stop(
+    ranker: Ranker, bus: SqliteBus, index: RecordingIndex
+) -> None:
+    stop = threading.Event()
+    worker = threading.Thread(target=ranker.run, args=(stop,))
+    worker.start()
+    try:
+        publish_site(bus)
+        for _ in range(200):
+            if ranker.stats().runs >= 1 and set(index.fields) == {HOME, INSTALL, FAQ, APT}:
+                break
+            stop.wait(0.05)
+        assert ranker.stats().runs >= 1
+        publish(bus, f"{SITE}/new.html", (HOME, "首页"))
+    finally:
+        stop.set()
+        worker.join(10)
+    assert not worker.is_alive()
+    assert f"{SITE}/new.html" in index.fields  # the final run after stop saw it
+    assert not ranker.stats().dirty
+
+
+def test_a_failed_run_leaves_the_graph_dirty(ranker: Ranker, bus: SqliteBus, index: RecordingIndex) -> None:
+    publish_site(bus)
+    drain(ranker)
+
+    def broken(fields: Mapping[str, LinkFields]) -> None:
+        raise ConnectionError("index is down")
+
+    index.set_link_fields = broken  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        ranker.recompute()
+    assert ranker.stats().dirty
+
+
+def test_anchor_text_is_capped_keeping_the_most_common_texts() -> None:
+    texts = ["首页"] * 5 + [f"第{i}章 " + "长" * 50 for i in range(100)]
+    joined = join_anchors(texts)
+    assert joined.startswith("首页 | ")
+    assert len(joined) <= MAX_ANCHORS_CHARS
+    assert join_anchors(["b", "a", "", "b"]) == "b | a"
+
+
+def test_the_default_segmenter_is_the_indexers(
+    tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
+) -> None:
+    chinese_tokens = pytest.importorskip("services.indexer.chinese_tokens")
+    ranker = Ranker(Settings(data_dir=tmp_path), bus, graph, index)
+    publish(bus, HOME, (INSTALL, "Debian 安装手册"))
+    publish(bus, INSTALL)
+    drain(ranker)
+    ranker.recompute()
+    assert index.fields[INSTALL].anchors_tokens == " ".join(chinese_tokens.segment("Debian 安装手册"))
+    assert index.fields[INSTALL].anchors_tokens
+
+
+def test_ranks_and_anchors_reach_the_tantivy_index(tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph) -> None:
+    tantivy_adapter = pytest.importorskip("services.common.adapters.search_index_tantivy")
+    document_builder = pytest.importorskip("services.indexer.document_builder")
+    from services.common.model import PageEvent
+
+    cfg = Settings(data_dir=tmp_path)
+    index = tantivy_adapter.TantivySearchIndex(tmp_path / "index", cfg)
+    try:
+        pages = {HOME: "首页", INSTALL: "安装", FAQ: "问答", APT: "软件源"}
+        index.upsert(
+            [
+                document_builder.build_document(
+                    PageEvent(url=url, host="docs.example.cn", lease_id="", status=200, title=title, body=title)
+                )
+                for url, title in pages.items()
+            ]
+        )
+        index.commit()
+        ranker = Ranker(cfg, bus, graph, index)
+        publish_site(bus)
+        drain(ranker)
+        ranker.recompute()
+
+        install = index.get(INSTALL)
+        assert install is not None
+        assert install.anchors == "安装手册 | 第一步"
+        assert install.rank == pytest.approx(install.pagerank * 4)
+        assert sum(index.get(url).pagerank for url in pages) == pytest.approx(1.0)  # type: ignore[union-attr]
+        # Anchor text makes a page findable by words it does not contain itself.
+        hits = index.search(SearchQuery(terms=("手册",)))
+        assert INSTALL in [hit.url for hit in hits.hits]
+
+        # Re-indexing a page keeps the link fields the ranker wrote.
+        index.upsert(
+            [
+                document_builder.build_document(
+                    PageEvent(url=INSTALL, host="docs.example.cn", lease_id="", status=200, title="安装", body="新版")
+                )
+            ]
+        )
+        index.commit()
+        assert index.get(INSTALL).anchors == "安装手册 | 第一步"  # type: ignore[union-attr]
+    finally:
+        index.close()
