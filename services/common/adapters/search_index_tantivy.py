@@ -152,7 +152,7 @@ class TantivySearchIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
         if read_only:
-            if not tantivy.Index.exists(str(self._path)):
+            if not self._path.is_dir() or not tantivy.Index.exists(str(self._path)):
                 raise IndexUnavailable(
                     f"no search index at {self._path}: crawl something first, or check TANSUO_DATA_DIR"
                 )

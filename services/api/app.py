@@ -1,0 +1,63 @@
+"""Flask application factory for the search API, the web UI and health checks."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from services.api import health, search_api, web_ui
+from services.api.search_service import SearchService
+from services.common.bootstrap import build_search_index
+from services.common.ports import SearchIndex
+from services.common.settings import Settings
+from services.indexer import chinese_tokens
+
+log = logging.getLogger(__name__)
+
+
+def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
+    """Build an app around ``index`` (by default the configured index, read-only,
+    so it can serve while a crawl in another process writes)."""
+    app = Flask(__name__)
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]  # Chinese stays readable in JSON
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
+    # Adapters live on the app, not in module globals, so a test can build many apps.
+    index = index if index is not None else build_search_index(cfg, read_only=True)
+    app.extensions["tansuo.settings"] = cfg
+    app.extensions["tansuo.index"] = index
+    app.extensions["tansuo.search"] = SearchService(cfg, index)
+    app.register_blueprint(search_api.bp, url_prefix="/api")
+    app.register_blueprint(web_ui.bp)
+    app.register_blueprint(health.bp)
+    _register_error_handlers(app)
+    # Load jieba's dictionary now, off the request path, so the first search does not
+    # pay ~2 s for it; a request arriving earlier simply waits for the load.
+    threading.Thread(target=chinese_tokens.initialise, name="jieba-warmup", daemon=True).start()
+    return app
+
+
+def _wants_json() -> bool:
+    return request.path == "/api" or request.path.startswith("/api/")
+
+
+def _register_error_handlers(app: Flask) -> None:
+    # App-wide rather than on the API blueprint: a 404 or 405 is raised while routing,
+    # before Flask knows which blueprint the path belongs to.
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
+        code = exc.code or 500
+        if _wants_json():
+            return jsonify(error=exc.description or exc.name), code
+        return render_template("error.html", code=code, message=exc.description), code
+
+    @app.errorhandler(Exception)
+    def unexpected_error(exc: Exception):  # type: ignore[no-untyped-def]
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        message = "internal error: the search backend failed; try again shortly"
+        if _wants_json():
+            return jsonify(error=message), 500
+        return render_template("error.html", code=InternalServerError.code, message=message), 500

@@ -1,0 +1,117 @@
+"""Query-biased snippets and highlighted titles, as safe HTML.
+
+Page text is untrusted: everything is HTML-escaped and the only markup added is
+``<em>`` around matched words, so templates may output the result unescaped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from html import escape
+
+SNIPPET_CHARS = 150
+TITLE_CHARS = 80
+ELLIPSIS = "…"
+# Context kept before the first match of the window, so the reader sees what leads in.
+_LEAD_CHARS = 30
+_SPACES = re.compile(r"\s+")
+_ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-+#][0-9a-z]+)*[+#]*")
+
+
+def _matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+    """One case-insensitive pattern for all terms, longest first so that 中华人民共和国
+    wins over 中华 at the same place. Latin words match only as whole words (``a``
+    must not light up inside "apt"); Chinese has no word boundaries to respect."""
+    unique = sorted({t for t in (t.strip() for t in terms) if t}, key=len, reverse=True)
+    if not unique:
+        return None
+    parts = []
+    for term in unique:
+        if _ASCII_WORD.fullmatch(term):
+            parts.append(rf"(?<![0-9A-Za-z]){re.escape(term)}(?![0-9A-Za-z])")
+        else:
+            parts.append(re.escape(term))
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _mark(text: str, pattern: re.Pattern[str] | None) -> str:
+    """Escape ``text`` and wrap each match in ``<em>``."""
+    if pattern is None:
+        return escape(text, quote=False)
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        out.append(escape(text[pos : m.start()], quote=False))
+        out.append(f"<em>{escape(m.group(), quote=False)}</em>")
+        pos = m.end()
+    out.append(escape(text[pos:], quote=False))
+    return "".join(out)
+
+
+def _best_window(text: str, matches: list[re.Match[str]], width: int) -> tuple[int, int]:
+    """The ``width``-char window holding the most distinct terms (then the most
+    matches, then the earliest)."""
+    # finditer matches do not overlap, so both starts and ends ascend and the matches
+    # inside a window form one contiguous run: slide it with two pointers.
+    best = (-1, -1, 0)
+    best_start = 0
+    counts: Counter[str] = Counter()
+    lo = hi = 0
+    for anchor in matches:
+        start = max(0, anchor.start() - _LEAD_CHARS)
+        end = start + width
+        while hi < len(matches) and matches[hi].end() <= end:
+            counts[matches[hi].group().lower()] += 1
+            hi += 1
+        while lo < hi and matches[lo].start() < start:
+            term = matches[lo].group().lower()
+            counts[term] -= 1
+            if not counts[term]:
+                del counts[term]
+            lo += 1
+        key = (len(counts), hi - lo, -start)
+        if key > best:
+            best, best_start = key, start
+    start = max(0, min(best_start, len(text) - width))
+    return start, min(len(text), start + width)
+
+
+def _snap(text: str, start: int, end: int) -> tuple[int, int]:
+    """Move cut points off the middle of a Latin word, if a space is near."""
+    if start > 0 and text[start - 1].isalnum() and text[start].isascii():
+        space = text.find(" ", start, start + 15)
+        if space != -1:
+            start = space + 1
+    if end < len(text) and text[end].isalnum() and text[end - 1].isascii():
+        space = text.rfind(" ", max(start, end - 15), end)
+        if space != -1:
+            end = space
+    return start, end
+
+
+def snippet_html(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
+    """About ``width`` characters of ``body`` around the query terms, with ellipses
+    where text was cut; the start of the body when no term occurs in it."""
+    text = _SPACES.sub(" ", body).strip()
+    if not text:
+        return ""
+    pattern = _matcher(terms)
+    matches = list(pattern.finditer(text)) if pattern else []
+    if matches:
+        start, end = _best_window(text, matches, width)
+    else:
+        start, end = 0, min(len(text), width)
+    start, end = _snap(text, start, end)
+    body_html = _mark(text[start:end], pattern)
+    prefix = ELLIPSIS if start > 0 else ""
+    suffix = ELLIPSIS if end < len(text) else ""
+    return f"{prefix}{body_html}{suffix}"
+
+
+def title_html(title: str, terms: Sequence[str], width: int = TITLE_CHARS) -> str:
+    """The title highlighted, cut to ``width`` characters."""
+    text = _SPACES.sub(" ", title).strip()
+    cut = len(text) > width
+    return _mark(text[:width], _matcher(terms)) + (ELLIPSIS if cut else "")

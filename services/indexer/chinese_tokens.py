@@ -1,0 +1,152 @@
+"""Word segmentation shared by index time and query time.
+
+Both sides must split text the same way, or a query word never meets its indexed
+twin; so the indexer and the search service import only this module for it.
+
+Text is first cut into runs: Han runs go to jieba (precise mode, HMM on), and
+every other run of letters and digits becomes one Latin-style word. A word may
+join parts with ``.``, ``-`` or ``_`` ("apt-get", "1.2", "www.debian.org",
+"foo_bar") and may end in ``++`` or ``#`` ("c++", "c#"): these are names people
+search for whole. Their parts are search-mode extras, like jieba's sub-words,
+so "apt" still finds "apt-get" (at the lower sub-word boost). Punctuation,
+symbols and whitespace never become tokens. Every token is its source span,
+case-folded (``str.casefold``: lower-case, and context-free, so Σ, σ and ς all
+become σ), which the property tests check.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterator
+
+import jieba
+
+# CJK Unified Ideographs, Extension A, Compatibility Ideographs and the
+# supplementary planes (Extensions B and later).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# A letter or digit that is not Han (and not "_", which \w also admits).
+_ALNUM = rf"[^\W_{_HAN}]"
+_WORD = rf"{_ALNUM}+(?:[._\-]{_ALNUM}+)*(?:(?:\+\+|#)(?!{_ALNUM}))?"
+_RUNS = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>{_WORD})")
+_WORD_PARTS = re.compile(rf"{_ALNUM}+")
+
+# Longer "words" are base64 blobs, hashes of hashes and the like: nobody types
+# them, and each one would be a unique term bloating the dictionary.
+MAX_TOKEN_CHARS = 64
+# A compound of at most this many parts also yields its joined sub-runs
+# ("debian.org" inside "www.debian.org"); longer ones yield single parts only,
+# to keep the number of extras linear.
+_MAX_JOINED_PARTS = 5
+
+_init_lock = threading.Lock()
+_initialised = False
+
+
+def initialise() -> None:
+    """Load jieba's dictionary once, without its log lines on stderr.
+
+    Safe to call from many threads; later calls return at once. Callers need not
+    call it: every function here does, but tests call it outside timing limits.
+    """
+    global _initialised
+    if _initialised:
+        return
+    with _init_lock:
+        if not _initialised:
+            jieba.setLogLevel(logging.WARNING)
+            jieba.dt.initialize()
+            _initialised = True
+
+
+def _freq() -> dict[str, int]:
+    return jieba.dt.FREQ  # type: ignore[no-any-return]
+
+
+def _han_words(run: str) -> list[str]:
+    return [w for w in jieba.dt.cut(run, cut_all=False, HMM=True) if w]
+
+
+def _han_subwords(word: str, freq: dict[str, int]) -> Iterator[str]:
+    """The 2- and 3-grams that ``jieba.cut_for_search`` adds for one precise word.
+
+    Done here rather than by calling ``cut_for_search`` so that a text is
+    segmented once, not twice; the rule is jieba's own (dictionary grams of
+    words longer than two and three characters).
+    """
+    n = len(word)
+    if n > 2:
+        for i in range(n - 1):
+            gram = word[i : i + 2]
+            if freq.get(gram):
+                yield gram
+    if n > 3:
+        for i in range(n - 2):
+            gram = word[i : i + 3]
+            if freq.get(gram):
+                yield gram
+
+
+def _word_subwords(word: str) -> Iterator[str]:
+    """Parts of a joined Latin word, and their joined sub-runs when there are few."""
+    parts = [(m.start(), m.end()) for m in _WORD_PARTS.finditer(word)]
+    if len(parts) < 2:
+        return
+    span = len(parts) if len(parts) <= _MAX_JOINED_PARTS else 1
+    for i in range(len(parts)):
+        for j in range(i, min(len(parts), i + span)):
+            if i == 0 and j == len(parts) - 1:
+                continue  # the whole word is already a token
+            yield word[parts[i][0] : parts[j][1]]
+
+
+def tokenize_with_offsets(text: str) -> list[tuple[str, int, int]]:
+    """Precise-mode tokens with their ``[start, end)`` character span in ``text``.
+
+    ``token == text[start:end].casefold()`` always holds.
+    """
+    initialise()
+    out: list[tuple[str, int, int]] = []
+    for m in _RUNS.finditer(text):
+        if m.lastgroup == "han":
+            pos = m.start()
+            for w in _han_words(m.group()):
+                if len(w) <= MAX_TOKEN_CHARS:
+                    out.append((w, pos, pos + len(w)))
+                pos += len(w)
+        elif m.end() - m.start() <= MAX_TOKEN_CHARS:
+            out.append((m.group().casefold(), m.start(), m.end()))
+    return out
+
+
+def segment_with_subwords(text: str) -> tuple[list[str], list[str]]:
+    """``(segment(text), subwords(text))`` in one pass, for the indexer."""
+    initialise()
+    freq = _freq()
+    tokens: list[str] = []
+    extras: list[str] = []
+    for m in _RUNS.finditer(text):
+        if m.lastgroup == "han":
+            for w in _han_words(m.group()):
+                if len(w) <= MAX_TOKEN_CHARS:
+                    tokens.append(w)
+                    extras.extend(_han_subwords(w, freq))
+        else:
+            word = m.group().casefold()
+            if len(word) <= MAX_TOKEN_CHARS:
+                tokens.append(word)
+                extras.extend(_word_subwords(word))
+    return tokens, extras
+
+
+def segment(text: str) -> list[str]:
+    """Precise-mode tokens of ``text``, case-folded, in order, punctuation dropped."""
+    return [tok for tok, _, _ in tokenize_with_offsets(text)]
+
+
+def subwords(text: str) -> list[str]:
+    """The extra tokens search mode adds beyond ``segment``: 中华, 人民, 共和 … inside
+    中华人民共和国, and apt, get inside apt-get. Indexed in their own, lower-boosted
+    field so that a part matches but a whole word still ranks first."""
+    return segment_with_subwords(text)[1]

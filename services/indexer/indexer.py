@@ -1,0 +1,166 @@
+"""The indexer service loop: page events in, searchable documents out.
+
+Delivery is at-least-once, so everything here is idempotent: an upsert of the same
+page replaces it, a delete of a missing URL does nothing. Bus offsets are
+committed only after the index commit that holds their work; a crash in between
+replays those events, which changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from services.common.model import TOPIC_PAGES, PageEvent
+from services.common.ports import Bus, Message, SearchIndex
+from services.common.settings import Settings
+from services.indexer.document_builder import build_document, doc_url
+
+log = logging.getLogger(__name__)
+
+GROUP = "indexer"
+
+
+class Indexer:
+    """Consumes ``pages.fetched`` and keeps the search index in step with it.
+
+    - An indexable page is upserted unless another URL already holds the same
+      content (mirrors, ``?print=1`` variants): the first URL wins.
+    - A 2xx page marked noindex is deleted from the index.
+    - Errors, redirects, 4xx and robots.txt jobs are ignored: a page that
+      disappears keeps its last good copy until the ranker or a recrawl says otherwise.
+
+    ``step``/``flush`` are called by one thread; the counters may be read from any.
+    """
+
+    def __init__(self, cfg: Settings, bus: Bus, index: SearchIndex) -> None:
+        self._cfg = cfg
+        self._bus = bus
+        self._index = index
+        self._lock = threading.Lock()
+        self._indexed = 0
+        self._duplicates = 0
+        self._deleted = 0
+        # Work done since the last index commit.
+        self._messages: list[Message] = []
+        self._writes = 0
+        self._dirty = False
+        # content hash -> URL and URLs deleted, in the uncommitted batch: url_for_hash
+        # only knows committed documents.
+        self._batch_hashes: dict[str, str] = {}
+        self._batch_deleted: set[str] = set()
+        self._last_commit = time.monotonic()
+
+    @property
+    def indexed(self) -> int:
+        """Documents upserted (counted when written, before the commit)."""
+        with self._lock:
+            return self._indexed
+
+    @property
+    def duplicates(self) -> int:
+        """Pages skipped because another URL holds the same content."""
+        with self._lock:
+            return self._duplicates
+
+    @property
+    def deleted(self) -> int:
+        """Documents deleted because their page became noindex."""
+        with self._lock:
+            return self._deleted
+
+    def _count(self, indexed: int = 0, duplicates: int = 0, deleted: int = 0) -> None:
+        with self._lock:
+            self._indexed += indexed
+            self._duplicates += duplicates
+            self._deleted += deleted
+
+    def _owner_of(self, content_hash: str) -> str | None:
+        if not content_hash:
+            return None
+        owner = self._batch_hashes.get(content_hash)
+        if owner is not None:
+            return owner
+        owner = self._index.url_for_hash(content_hash)
+        return None if owner in self._batch_deleted else owner
+
+    def _forget(self, url: str) -> None:
+        for h in [h for h, u in self._batch_hashes.items() if u == url]:
+            del self._batch_hashes[h]
+
+    def _handle(self, event: PageEvent) -> None:
+        if event.indexable:
+            doc = build_document(event)
+            owner = self._owner_of(doc.content_hash)
+            if owner is not None and owner != doc.url:
+                self._count(duplicates=1)
+                return
+            self._index.upsert([doc])
+            self._forget(doc.url)  # its old content, if it changed within the batch
+            if doc.content_hash:
+                self._batch_hashes[doc.content_hash] = doc.url
+            self._batch_deleted.discard(doc.url)
+            self._writes += 1
+            self._dirty = True
+            self._count(indexed=1)
+        elif event.kind == "page" and event.noindex and 200 <= event.status < 300 and not event.error:
+            url = doc_url(event)
+            urls = {url, event.url}  # the page may have been indexed under either
+            self._index.delete(sorted(urls))
+            for u in urls:
+                self._forget(u)
+                self._batch_deleted.add(u)
+            self._writes += 1
+            self._dirty = True
+            self._count(deleted=1)
+
+    def _due(self) -> bool:
+        if not self._messages:
+            return False
+        if self._writes >= self._cfg.indexer_batch_size:
+            return True
+        return time.monotonic() - self._last_commit >= self._cfg.indexer_commit_interval_s
+
+    def step(self, timeout_s: float) -> int:
+        """Poll once, handle what came, commit if a batch is due; returns the number
+        of messages handled."""
+        if self._messages:
+            # Wake up in time for the commit that is due, however long the caller waits.
+            until_due = self._cfg.indexer_commit_interval_s - (time.monotonic() - self._last_commit)
+            timeout_s = max(0.0, min(timeout_s, until_due))
+        messages = self._bus.poll(TOPIC_PAGES, GROUP, timeout_s, max_messages=self._cfg.indexer_batch_size)
+        for msg in messages:
+            try:
+                event = PageEvent.from_bytes(msg.payload)
+            except (ValueError, TypeError, KeyError) as exc:
+                # A malformed message can never succeed; replaying it forever would stall the topic.
+                log.error("skipping malformed page event at offset %s: %s", msg.offset, exc)
+            else:
+                self._handle(event)
+            self._messages.append(msg)
+        if self._due():
+            self.flush()
+        return len(messages)
+
+    def flush(self) -> None:
+        """Commit the index, then the bus offsets of the messages it now holds."""
+        if self._dirty:
+            self._index.commit()
+        if self._messages:
+            self._bus.commit(GROUP, self._messages)
+        self._messages = []
+        self._writes = 0
+        self._dirty = False
+        self._batch_hashes.clear()
+        self._batch_deleted.clear()
+        self._last_commit = time.monotonic()
+
+    def run(self, stop: threading.Event, poll_timeout_s: float = 1.0) -> None:
+        """Loop until ``stop`` is set, then commit what is pending.
+
+        An exception ends the loop without a flush: its batch is redelivered.
+        """
+        while not stop.is_set():
+            self.step(poll_timeout_s)
+        self.flush()

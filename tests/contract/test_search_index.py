@@ -1,0 +1,309 @@
+"""The SearchIndex contract, run against every adapter.
+
+Documents are built already segmented (``tests.page_events.index_doc``: the words
+of a text are its tokens), so the checks hold for any backend that searches the
+``*_tokens`` fields as whitespace-separated terms. An Elasticsearch adapter joins
+as another ``backend`` param.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.common.model import LinkFields, SearchQuery
+from services.common.ports import SearchIndex
+from services.common.settings import Settings
+from tests.page_events import index_doc
+
+CFG = Settings(search_rescore_window=50)
+A, B, C = "https://a.example.cn/", "https://b.example.cn/", "https://c.example.cn/"
+
+OpenIndex = Callable[..., SearchIndex]
+
+
+@pytest.fixture(params=["tantivy"])
+def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenIndex]:
+    """Opens instances on one store: a writer, or a read-only view for another process."""
+    opened: list[SearchIndex] = []
+
+    def open_(read_only: bool = False, cfg: Settings = CFG) -> SearchIndex:
+        index = TantivySearchIndex(tmp_path / "index", cfg, read_only=read_only)
+        opened.append(index)
+        return index
+
+    yield open_
+    for index in reversed(opened):
+        index.close()
+
+
+@pytest.fixture
+def index(open_index: OpenIndex) -> SearchIndex:
+    return open_index()
+
+
+def _search(index: SearchIndex, *terms: str, **kw: object) -> list[str]:
+    return [h.url for h in index.search(SearchQuery(terms=terms, **kw)).hits]  # type: ignore[arg-type]
+
+
+def test_writes_become_visible_on_commit(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "软件 安装", "正文")])
+    assert index.count() == 0 and _search(index, "软件") == []
+    index.commit()
+    assert index.count() == 1
+    assert _search(index, "软件") == [A]
+    index.ping()
+
+
+def test_upsert_replaces_the_document_with_the_same_url(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "旧 标题", "旧 正文")])
+    index.commit()
+    index.upsert([index_doc(A, "新 标题", "新 正文")])
+    index.commit()
+    assert index.count() == 1 and index.urls() == [A]
+    doc = index.get(A)
+    assert doc is not None and doc.title == "新标题" and doc.body_tokens == "新 正文"
+    assert _search(index, "旧") == []
+    assert _search(index, "新") == [A]
+
+
+def test_get_returns_every_field_as_written(index: SearchIndex) -> None:
+    doc = index_doc(A, "标题", "正文 <b>", "小节", subwords="题 文")
+    index.upsert([doc])
+    index.commit()
+    assert index.get(A) == doc
+    assert index.get(B) is None
+
+
+def test_link_fields_survive_an_upsert_without_them(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文")])
+    index.commit()
+    index.set_link_fields({A: LinkFields(pagerank=0.25, rank=2.5, anchors="入口 页面", anchors_tokens="入口 页面")})
+    index.commit()
+    index.upsert([index_doc(A, "新 标题", "正文")])  # a re-crawl
+    index.commit()
+    doc = index.get(A)
+    assert doc is not None and doc.title == "新标题"
+    assert (doc.pagerank, doc.rank, doc.anchors_tokens) == (0.25, 2.5, "入口 页面")
+
+
+def test_link_fields_survive_two_upserts_in_one_batch(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文")])
+    index.set_link_fields({A: LinkFields(0.1, 1.0, "入口", "入口")})
+    index.upsert([index_doc(A, "标题 二", "正文")])
+    index.commit()
+    doc = index.get(A)
+    assert doc is not None and (doc.rank, doc.anchors) == (1.0, "入口")
+
+
+def test_an_upsert_with_link_fields_sets_them(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文")])
+    index.set_link_fields({A: LinkFields(0.1, 1.0, "入口", "入口")})
+    index.commit()
+    index.upsert([replace(index_doc(A, "标题", "正文"), pagerank=0.3, rank=3.0)])
+    index.commit()
+    doc = index.get(A)
+    assert doc is not None and (doc.pagerank, doc.rank, doc.anchors) == (0.3, 3.0, "")
+
+
+def test_set_link_fields_ignores_unknown_urls_and_makes_anchors_searchable(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文")])
+    index.commit()
+    index.set_link_fields(
+        {A: LinkFields(0.5, 1.0, "镜像 站点", "镜像 站点"), B: LinkFields(0.5, 1.0, "别处", "别处")}
+    )
+    index.commit()
+    assert index.urls() == [A]
+    assert _search(index, "镜像") == [A]
+
+
+def test_url_for_hash_knows_committed_documents_only(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文", content_hash="h1")])
+    assert index.url_for_hash("h1") is None
+    index.commit()
+    assert index.url_for_hash("h1") == A
+    assert index.url_for_hash("h2") is None
+    assert index.url_for_hash("") is None
+    index.delete([A])
+    index.commit()
+    assert index.url_for_hash("h1") is None
+
+
+def test_delete_removes_the_document_and_ignores_unknown_urls(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文"), index_doc(B, "标题", "正文")])
+    index.commit()
+    index.delete([A, C])
+    index.commit()
+    assert index.urls() == [B]
+    assert _search(index, "标题") == [B]
+    assert index.get(A) is None
+
+
+def test_sites_lists_each_site_once(index: SearchIndex) -> None:
+    index.upsert(
+        [index_doc(A, "一"), index_doc(A + "x", "二"), index_doc(B, "三"), index_doc("http://c.cn:8080/", "四")]
+    )
+    index.commit()
+    assert index.sites() == ["a.example.cn", "b.example.cn", "c.cn:8080"]
+
+
+def test_the_site_filter_keeps_other_sites_out_and_non_matches_out(index: SearchIndex) -> None:
+    index.upsert(
+        [index_doc(A, "网络 配置"), index_doc(A + "2", "无关 内容"), index_doc(B, "网络 配置")]
+    )
+    index.commit()
+    assert _search(index, "网络", site="a.example.cn") == [A]
+    assert _search(index, "网络", "xyzzy", site="a.example.cn", require_all=False) == [A]
+    assert index.search(SearchQuery(terms=("网络",), site="a.example.cn")).total == 1
+
+
+def test_paging_walks_every_match_once_in_a_stable_order(index: SearchIndex) -> None:
+    urls = [f"https://example.cn/{i:02d}" for i in range(25)]
+    index.upsert([index_doc(u, "共同 词语", f"正文 {i}") for i, u in enumerate(urls)])
+    index.commit()
+    pages = [index.search(SearchQuery(terms=("共同",), offset=o, limit=10)) for o in (0, 10, 20)]
+    assert [p.total for p in pages] == [25, 25, 25]
+    assert [len(p.hits) for p in pages] == [10, 10, 5]
+    seen = [h.url for p in pages for h in p.hits]
+    assert sorted(seen) == urls
+    again = [h.url for o in (0, 10, 20) for h in index.search(SearchQuery(terms=("共同",), offset=o, limit=10)).hits]
+    assert again == seen
+    assert index.search(SearchQuery(terms=("共同",), offset=30, limit=10)).hits == []
+
+
+def test_all_terms_are_required_unless_any_will_do(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "网络 配置"), index_doc(B, "网络 故障"), index_doc(C, "打印 配置")])
+    index.commit()
+    assert _search(index, "网络", "配置") == [A]
+    both = index.search(SearchQuery(terms=("网络", "配置"), require_all=False))
+    assert both.total == 3 and both.hits[0].url == A
+    assert _search(index, "网络", "xyzzy") == []
+
+
+def test_a_title_match_outranks_a_body_match(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "其他 标题", "内核 模块 说明"), index_doc(B, "内核 模块", "其他 标题 说明")])
+    index.commit()
+    assert _search(index, "内核") == [B, A]
+
+
+def test_a_heading_match_outranks_a_body_match(index: SearchIndex) -> None:
+    index.upsert(
+        [index_doc(A, "标题", "内核 说明", headings="其他"), index_doc(B, "标题", "其他 说明", headings="内核")]
+    )
+    index.commit()
+    assert _search(index, "内核") == [B, A]
+
+
+def test_a_subword_match_ranks_below_a_whole_word_match(index: SearchIndex) -> None:
+    index.upsert(
+        [
+            index_doc(A, "标题", "中华人民共和国 成立", subwords="中华 人民 共和国"),
+            index_doc(B, "标题", "人民 成立"),
+        ]
+    )
+    index.commit()
+    assert _search(index, "人民") == [B, A]
+
+
+def test_words_in_query_order_earn_the_phrase_boost(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "学习 资料 机器"), index_doc(B, "标题", "机器 学习 资料")])
+    index.commit()
+    hits = index.search(SearchQuery(terms=("机器", "学习"), phrase=("机器", "学习"))).hits
+    assert [h.url for h in hits] == [B, A]
+    no_phrase = index.search(SearchQuery(terms=("机器", "学习"))).hits
+    assert no_phrase[0].score == pytest.approx(no_phrase[1].score)
+
+
+def test_a_phrase_alone_matches_nothing_extra(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "机器 学习"), index_doc(B, "标题", "其他")])
+    index.commit()
+    assert _search(index, "机器", phrase=("机器", "学习"), require_all=False) == [A]
+
+
+def test_rank_breaks_a_tie_by_the_saturating_rank_feature(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "相同 标题", "相同 正文"), index_doc(B, "相同 标题", "相同 正文")])
+    index.commit()
+    tied = index.search(SearchQuery(terms=("相同",))).hits
+    assert [h.url for h in tied] == [A, B]  # equal scores: ordered by URL
+    assert tied[0].score == tied[1].score
+    index.set_link_fields({B: LinkFields(pagerank=0.6, rank=3.0, anchors="", anchors_tokens="")})
+    index.commit()
+    hits = index.search(SearchQuery(terms=("相同",))).hits
+    assert [h.url for h in hits] == [B, A]
+    expected = CFG.search_pagerank_weight * 3.0 / (3.0 + CFG.search_pagerank_pivot)
+    assert hits[0].score - hits[1].score == pytest.approx(expected, rel=1e-5)
+    assert hits[0].pagerank == 0.6
+
+
+def test_the_rank_feature_reorders_hits_within_the_rescore_window(open_index: OpenIndex) -> None:
+    index = open_index(cfg=Settings(search_rescore_window=10, search_pagerank_weight=100.0))
+    urls = [f"https://example.cn/{i:02d}" for i in range(30)]
+    # Longer bodies score lower, so page 29 is last by BM25 alone.
+    index.upsert([index_doc(u, "词", " ".join(["词"] + ["填充"] * i)) for i, u in enumerate(urls)])
+    index.commit()
+    index.set_link_fields({urls[5]: LinkFields(0.5, 5.0, "", "")})
+    index.commit()
+    first = index.search(SearchQuery(terms=("词",), limit=3))
+    assert first.total == 30
+    assert first.hits[0].url == urls[5]
+
+
+def test_empty_queries_find_nothing(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题")])
+    index.commit()
+    assert index.search(SearchQuery(terms=())).total == 0
+    assert index.search(SearchQuery(terms=("标题",), limit=0)).hits == []
+
+
+def test_a_read_only_instance_sees_the_writers_commits(open_index: OpenIndex) -> None:
+    writer = open_index()
+    writer.upsert([index_doc(A, "第一")])
+    writer.commit()
+    reader = open_index(read_only=True)
+    assert reader.count() == 1 and _search(reader, "第一") == [A]
+    writer.upsert([index_doc(B, "第二")])
+    assert reader.count() == 1  # not yet committed
+    writer.commit()
+    assert reader.count() == 2 and _search(reader, "第二") == [B]
+    assert reader.sites() == ["a.example.cn", "b.example.cn"]
+    writer.delete([A])
+    writer.commit()
+    assert reader.urls() == [B]
+    reader.ping()
+    with pytest.raises(Exception):
+        reader.upsert([index_doc(C, "第三")])
+
+
+def test_a_read_only_instance_needs_an_existing_index(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="no search index"):
+        TantivySearchIndex(tmp_path / "missing", CFG, read_only=True)
+
+
+def test_a_writable_instance_creates_its_directory(tmp_path: Path) -> None:
+    index = TantivySearchIndex(tmp_path / "deep" / "index", CFG)
+    try:
+        assert index.count() == 0 and index.sites() == [] and index.urls() == []
+        index.ping()
+    finally:
+        index.close()
+
+
+def test_two_threads_can_write_through_one_instance(index: SearchIndex) -> None:
+    def write(prefix: str) -> None:
+        for i in range(30):
+            index.upsert([index_doc(f"https://{prefix}.cn/{i}", "标题", f"正文 {prefix}")])
+            if i % 10 == 0:
+                index.commit()
+
+    threads = [threading.Thread(target=write, args=(p,)) for p in ("x", "y")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    index.commit()
+    assert index.count() == 60

@@ -1,0 +1,100 @@
+"""The web UI in a real browser: type a query, read highlighted results, page on."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from services.api.app import create_app
+from services.api.main import RunningServer, serve
+from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.common.settings import Settings
+from services.indexer.document_builder import build_document
+from tests.page_events import page_event
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+SUBJECTS = ["无线网络", "软件包", "防火墙", "文件系统", "内核模块", "打印服务"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    cfg = Settings(data_dir=tmp_path_factory.mktemp("ui"))
+    index = TantivySearchIndex(cfg.data_dir / "index", cfg)
+    events = [
+        page_event(
+            f"https://wiki.example.cn/{n:02d}",
+            f"{SUBJECTS[n % len(SUBJECTS)]}配置手册 第{n}篇",
+            f"这是第{n}篇文章，讲解如何配置{SUBJECTS[n % len(SUBJECTS)]}。"
+            + "系统管理员常用的配置方法与排错技巧。" * (1 + n % 4),
+        )
+        for n in range(30)
+    ]
+    index.upsert([build_document(e) for e in events])
+    index.commit()
+    running = serve(create_app(cfg, index=index), "127.0.0.1", 0)
+    yield running
+    running.shutdown()
+    index.close()
+
+
+@pytest.fixture(scope="module")
+def page(server: RunningServer) -> Iterator[object]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+        yield context.new_page()
+        context.close()
+        browser.close()
+
+
+def test_a_query_typed_into_the_box_shows_highlighted_results_and_pages(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/")
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    box = page.locator("input[name=q]")
+    box.fill("配置")
+    box.press("Enter")
+    page.wait_for_selector("ol.results li.result")
+
+    assert "q=" in page.url
+    assert "找到约" in page.locator(".result-stats").inner_text()
+    assert page.locator("li.result").count() == 10
+    assert page.locator("li.result .result-snippet em").first.inner_text() == "配置"
+    assert page.locator("li.result .result-title em").count() >= 10
+    first_page = page.locator("li.result .result-url").all_inner_texts()
+
+    page.locator("nav.pager a", has_text="2").first.click()
+    page.wait_for_url("**page=2**")
+    page.wait_for_selector("ol.results li.result")
+    second_page = page.locator("li.result .result-url").all_inner_texts()
+    assert len(second_page) == 10
+    assert not set(first_page) & set(second_page)
+    assert page.locator(".pager-current").inner_text() == "2"
+    assert page.locator("input[name=q]").input_value() == "配置"
+
+
+def test_the_site_filter_and_an_empty_result_in_the_browser(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/")
+    page.locator("select[name=site]").select_option("wiki.example.cn")
+    page.locator("input[name=q]").fill("不存在的词语xyzzy")
+    page.locator("button[type=submit]").click()
+    page.wait_for_selector(".no-results")
+    assert "没有找到" in page.locator(".no-results").inner_text()
+    assert "site=wiki.example.cn" in page.url
+    # The page fits a phone screen: nothing wider than the viewport.
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390

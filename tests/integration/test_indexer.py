@@ -1,0 +1,216 @@
+"""The indexer loop over the embedded bus and the tantivy index."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.common.adapters.bus_sqlite import SqliteBus
+from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.common.model import TOPIC_PAGES, PageEvent, SearchQuery
+from services.common.settings import Settings
+from services.indexer.indexer import GROUP, Indexer
+from tests.page_events import page_event
+
+# Long intervals: a test decides when to commit by calling flush().
+CFG = Settings(indexer_commit_interval_s=3600, indexer_batch_size=1000)
+
+
+class Pipeline:
+    """A bus file and an index directory, reopened after a simulated crash."""
+
+    def __init__(self, root: Path, cfg: Settings = CFG) -> None:
+        self.root, self.cfg = root, cfg
+        self._open()
+
+    def _open(self) -> None:
+        self.bus = SqliteBus(self.root / "bus.sqlite3")
+        self.bus.subscribe(TOPIC_PAGES, GROUP)
+        self.index = TantivySearchIndex(self.root / "index", self.cfg)
+        self.indexer = Indexer(self.cfg, self.bus, self.index)
+
+    def publish(self, *events: PageEvent) -> None:
+        for e in events:
+            self.bus.publish(TOPIC_PAGES, e.to_bytes(), key=e.host)
+
+    def drain(self) -> None:
+        while self.indexer.step(0.0):
+            pass
+        self.indexer.flush()
+
+    def crash(self) -> None:
+        """Lose everything not committed, as a kill -9 would, and start again."""
+        self.index.close()  # drops uncommitted index writes
+        self.bus.close()
+        self._open()
+
+    def search(self, *terms: str) -> list[str]:
+        return [h.url for h in self.index.search(SearchQuery(terms=terms)).hits]
+
+    def close(self) -> None:
+        self.index.close()
+        self.bus.close()
+
+
+@pytest.fixture
+def pipe(tmp_path: Path) -> Iterator[Pipeline]:
+    p = Pipeline(tmp_path)
+    yield p
+    p.close()
+
+
+def test_indexable_pages_become_searchable(pipe: Pipeline) -> None:
+    pipe.publish(
+        page_event("https://example.cn/a", "网络配置指南", "如何配置无线网络。", ["无线网络"]),
+        page_event("https://example.cn/b", "打印机", "安装打印机驱动。"),
+    )
+    pipe.drain()
+    assert pipe.indexer.indexed == 2
+    assert pipe.search("网络") == ["https://example.cn/a"]
+    assert pipe.search("打印机") == ["https://example.cn/b"]
+    assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+
+
+def test_the_same_content_under_two_urls_is_indexed_once(pipe: Pipeline) -> None:
+    first = page_event("https://example.cn/a", "相同页面", "一模一样的正文。")
+    mirror = page_event("https://mirror.example.cn/a", "相同页面", "一模一样的正文。")
+    pipe.publish(first, mirror)  # both in one uncommitted batch
+    pipe.drain()
+    pipe.publish(page_event("https://example.cn/a?print=1", "相同页面", "一模一样的正文。"))  # a later batch
+    pipe.drain()
+    assert pipe.index.urls() == ["https://example.cn/a"]
+    assert (pipe.indexer.indexed, pipe.indexer.duplicates) == (1, 2)
+
+
+def test_a_recrawl_of_the_same_url_is_not_a_duplicate(pipe: Pipeline) -> None:
+    event = page_event("https://example.cn/a", "页面", "正文。")
+    pipe.publish(event, event)
+    pipe.drain()
+    pipe.publish(event)
+    pipe.drain()
+    assert pipe.index.urls() == ["https://example.cn/a"]
+    assert (pipe.indexer.indexed, pipe.indexer.duplicates) == (3, 0)
+
+
+def test_a_page_is_indexed_under_its_canonical_url(pipe: Pipeline) -> None:
+    pipe.publish(page_event("https://example.cn/a?utm=x", "规范", "正文。", canonical="https://example.cn/a"))
+    pipe.drain()
+    assert pipe.index.urls() == ["https://example.cn/a"]
+
+
+def test_a_page_that_becomes_noindex_is_deleted(pipe: Pipeline) -> None:
+    pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+    pipe.drain()
+    pipe.publish(page_event("https://example.cn/a", noindex=True))
+    pipe.drain()
+    assert pipe.index.urls() == []
+    assert pipe.indexer.deleted == 1
+
+
+def test_errors_redirects_and_robots_jobs_change_nothing(pipe: Pipeline) -> None:
+    pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+    pipe.drain()
+    pipe.publish(
+        page_event("https://example.cn/a", status=404),
+        page_event("https://example.cn/a", status=301),
+        page_event("https://example.cn/a", status=0, error="timeout"),
+        page_event("https://example.cn/robots.txt", kind="robots"),
+        page_event("https://example.cn/a", status=500, noindex=True),
+    )
+    pipe.drain()
+    assert pipe.index.urls() == ["https://example.cn/a"]
+    assert (pipe.indexer.indexed, pipe.indexer.deleted) == (1, 0)
+    assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+
+
+def test_a_malformed_message_is_skipped_not_retried_forever(pipe: Pipeline) -> None:
+    pipe.bus.publish(TOPIC_PAGES, b"{not json", key="example.cn")
+    pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+    pipe.drain()
+    assert pipe.index.urls() == ["https://example.cn/a"]
+    assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+
+
+def test_redelivery_after_a_crash_before_any_commit_changes_nothing(pipe: Pipeline) -> None:
+    events = [page_event(f"https://example.cn/{i}", f"页面 {i}", f"第 {i} 页的正文。") for i in range(5)]
+    pipe.publish(*events)
+    while pipe.indexer.step(0.0):  # handled, never committed
+        pass
+    pipe.crash()
+    assert pipe.index.count() == 0
+    pipe.drain()
+    assert pipe.index.count() == 5
+    assert pipe.indexer.duplicates == 0
+
+
+def test_redelivery_after_the_index_commit_but_before_the_bus_commit_changes_nothing(pipe: Pipeline) -> None:
+    events = [page_event(f"https://example.cn/{i}", f"页面 {i}", f"第 {i} 页的正文。") for i in range(5)]
+    pipe.publish(*events)
+    pipe.publish(page_event("https://mirror.example.cn/0", "页面 0", "第 0 页的正文。"))
+    while pipe.indexer.step(0.0):
+        pass
+    pipe.index.commit()  # the crash hits between the index commit and the bus commit
+    before = sorted(pipe.index.urls())
+    pipe.crash()
+    pipe.drain()
+    assert sorted(pipe.index.urls()) == before
+    assert len(before) == 5
+    assert pipe.indexer.duplicates == 1
+    assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+
+
+def test_a_full_batch_commits_without_waiting_for_the_interval(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path, Settings(indexer_commit_interval_s=3600, indexer_batch_size=3))
+    try:
+        pipe.publish(*[page_event(f"https://example.cn/{i}", f"页面{i}", f"正文{i}") for i in range(4)])
+        pipe.indexer.step(0.0)
+        assert pipe.index.count() == 3
+        assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 1
+    finally:
+        pipe.close()
+
+
+def _wait_for(condition, timeout_s: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
+    stop = threading.Event()
+    for _ in range(int(timeout_s / 0.02)):
+        if condition():
+            return True
+        stop.wait(0.02)
+    return False
+
+
+def test_run_commits_once_the_interval_has_passed(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path, Settings(indexer_commit_interval_s=0.2, indexer_batch_size=1000))
+    stop = threading.Event()
+    worker = threading.Thread(target=pipe.indexer.run, args=(stop, 1.0))
+    try:
+        worker.start()
+        pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+        # The poll timeout is long: the loop must wake up for the commit on its own.
+        assert _wait_for(lambda: pipe.index.count() == 1, timeout_s=3.0)
+        assert _wait_for(lambda: pipe.bus.pending(TOPIC_PAGES, GROUP) == 0)
+    finally:
+        stop.set()
+        worker.join(10)
+        pipe.close()
+
+
+def test_run_flushes_what_is_pending_when_stopped(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path)
+    stop = threading.Event()
+    worker = threading.Thread(target=pipe.indexer.run, args=(stop, 0.05))
+    try:
+        worker.start()
+        pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+        assert _wait_for(lambda: pipe.indexer.indexed == 1)
+        assert pipe.index.count() == 0  # the hour-long interval has not passed
+    finally:
+        stop.set()
+        worker.join(10)
+    assert not worker.is_alive()
+    assert pipe.index.count() == 1
+    assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+    pipe.close()

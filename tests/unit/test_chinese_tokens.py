@@ -1,0 +1,115 @@
+"""Segmentation shared by the indexer and the search service."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import jieba
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.indexer.chinese_tokens import (
+    initialise,
+    segment,
+    segment_with_subwords,
+    subwords,
+    tokenize_with_offsets,
+)
+
+initialise()  # load the dictionary once, outside Hypothesis's per-example deadline
+
+# Printable text heavy in CJK, with Latin, digits, punctuation and full-width forms.
+_TEXT = st.text(
+    st.one_of(
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x4FFF),
+        st.sampled_from(list("的了是在中华人民共和国软件安装配置网络")),
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.characters(min_codepoint=0x3000, max_codepoint=0x303F),
+        st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E),
+        st.characters(min_codepoint=0x0370, max_codepoint=0x03FF),
+    ),
+    max_size=120,
+)
+
+
+def test_a_long_word_is_one_token_in_precise_mode() -> None:
+    assert segment("中华人民共和国") == ["中华人民共和国"]
+
+
+def test_subwords_are_what_search_mode_adds_beyond_precise_mode() -> None:
+    text = "中华人民共和国国务院发布了新的计算机软件保护条例"
+    extras = Counter(jieba.cut_for_search(text)) - Counter(jieba.cut(text))
+    assert Counter(subwords(text)) == extras
+    assert {"中华", "人民", "共和"} <= set(subwords("中华人民共和国"))
+    assert "中华人民共和国" not in subwords("中华人民共和国")
+
+
+def test_latin_words_are_lower_cased() -> None:
+    assert segment("Debian GNU/Linux 安装") == ["debian", "gnu", "linux", "安装"]
+
+
+def test_case_folding_is_context_free_so_every_sigma_matches() -> None:
+    assert segment("ΟΔΟΣ") == segment("οδος") == segment("οδοσ")
+
+
+def test_dotted_and_hyphenated_names_stay_whole_and_their_parts_are_subwords() -> None:
+    assert segment("用 apt-get 安装 1.2 版，见 www.debian.org。") == [
+        "用", "apt-get", "安装", "1.2", "版", "见", "www.debian.org",
+    ]
+    extras = subwords("apt-get www.debian.org")
+    assert {"apt", "get", "www", "debian", "org", "debian.org", "www.debian"} <= set(extras)
+
+
+def test_programming_language_names_keep_their_suffix() -> None:
+    assert segment("C++ 和 C# 语言") == ["c++", "和", "c#", "语言"]
+
+
+def test_punctuation_and_whitespace_never_become_tokens() -> None:
+    assert segment("，。！？ …… ——  \n\t ()[]{} <> @@") == []
+    assert segment("你好，世界！") == ["你好", "世界"]
+
+
+def test_index_and_query_agree_on_mixed_text() -> None:
+    text = "使用APT-GET安装Python3.11"
+    assert segment(text) == segment(text.lower())
+    assert segment_with_subwords(text) == (segment(text), subwords(text))
+
+
+def test_segmenting_from_many_threads_gives_the_same_tokens() -> None:
+    text = "多个线程同时对中文文本进行分词，结果必须一致。" * 20
+    expected = segment(text)
+    results: list[list[str]] = []
+
+    def work() -> None:
+        for _ in range(5):
+            results.append(segment(text))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 20
+    assert all(r == expected for r in results)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_every_token_maps_back_to_its_source_span(text: str) -> None:
+    spans = tokenize_with_offsets(text)
+    for token, start, end in spans:
+        assert token == text[start:end].casefold()
+        assert token.strip() and any(c.isalnum() for c in token)
+    assert [tok for tok, _, _ in spans] == segment(text)
+    starts = [s for _, s, _ in spans]
+    assert starts == sorted(starts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_tokens_and_subwords_are_case_insensitive_substrings_of_the_text(text: str) -> None:
+    tokens, extras = segment_with_subwords(text)
+    folded = text.casefold()
+    for token in tokens + extras:
+        assert token in folded

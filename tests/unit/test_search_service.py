@@ -1,0 +1,125 @@
+"""The search use case, against a fake index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import pytest
+
+from services.api.search_service import MAX_RESULT_WINDOW, BadQuery, SearchService
+from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery
+from services.common.settings import Settings
+
+
+class FakeIndex:
+    """Records queries; answers the AND query with ``and_hits`` and OR with ``or_hits``."""
+
+    def __init__(self, and_hits: list[SearchHit] | None = None, or_hits: list[SearchHit] | None = None) -> None:
+        self.queries: list[SearchQuery] = []
+        self.and_hits = and_hits or []
+        self.or_hits = or_hits or []
+
+    def search(self, query: SearchQuery) -> SearchHits:
+        self.queries.append(query)
+        hits = self.and_hits if query.require_all else self.or_hits
+        return SearchHits(total=len(hits), hits=hits[query.offset : query.offset + query.limit])
+
+    def upsert(self, docs: Sequence[IndexDoc]) -> None: ...
+    def delete(self, urls: Iterable[str]) -> None: ...
+    def commit(self) -> None: ...
+    def url_for_hash(self, content_hash: str) -> str | None: ...
+    def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None: ...
+    def get(self, url: str) -> IndexDoc | None: ...
+    def count(self) -> int: return 0
+    def sites(self) -> list[str]: return []
+    def urls(self) -> list[str]: return []
+    def ping(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def _hit(url: str, title: str = "标题", body: str = "正文") -> SearchHit:
+    return SearchHit(url=url, site="example.cn", title=title, headings="", body=body, score=1.5, pagerank=0.01)
+
+
+CFG = Settings(search_max_page_size=50)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"q": ""}, "q must not be empty"),
+        ({"q": "   "}, "q must not be empty"),
+        ({"q": "长" * 501}, "at most 500"),
+        ({"q": "x", "page": 0}, "page must be 1 or more"),
+        ({"q": "x", "page": "two"}, "page must be an integer"),
+        ({"q": "x", "page": "1.5"}, "page must be an integer"),
+        ({"q": "x", "size": 0}, "size must be between 1 and 50"),
+        ({"q": "x", "size": 51}, "size must be between 1 and 50"),
+        ({"q": "x", "size": True}, "size must be an integer"),
+        ({"q": "x", "page": 201, "size": 50}, f"must not exceed {MAX_RESULT_WINDOW}"),
+        ({"q": "x", "site": "a b"}, "site must be a host name"),
+    ],
+)
+def test_bad_parameters_are_rejected_with_a_clear_message(params: dict, message: str) -> None:
+    service = SearchService(CFG, FakeIndex())
+    with pytest.raises(BadQuery, match=message):
+        service.search(**params)
+
+
+def test_the_last_allowed_page_and_numeric_strings_are_accepted() -> None:
+    index = FakeIndex()
+    out = SearchService(CFG, index).search("x", page="200", size=" 50 ")
+    assert (out["page"], out["size"]) == (200, 50)
+    assert index.queries[0].offset == 199 * 50
+
+
+def test_stop_words_are_not_required_but_stay_in_the_phrase() -> None:
+    index = FakeIndex(and_hits=[_hit("https://example.cn/1")])
+    SearchService(CFG, index).search("中国的首都是北京")
+    query = index.queries[0]
+    assert query.terms == ("中国", "首都", "北京")
+    assert query.phrase == ("中国", "的", "首都", "是", "北京")
+    assert query.require_all is True
+
+
+def test_a_query_of_only_stop_words_still_searches_for_them() -> None:
+    index = FakeIndex(and_hits=[_hit("https://example.cn/1")])
+    SearchService(CFG, index).search("The 的")
+    assert index.queries[0].terms == ("the", "的")
+
+
+def test_when_no_page_has_every_word_any_word_will_do() -> None:
+    index = FakeIndex(and_hits=[], or_hits=[_hit("https://example.cn/1")])
+    out = SearchService(CFG, index).search("网络 xyzzy")
+    assert [q.require_all for q in index.queries] == [True, False]
+    assert out["total"] == 1 and out["matched_all"] is False
+
+
+def test_a_single_word_falls_back_to_its_search_mode_parts() -> None:
+    index = FakeIndex(and_hits=[], or_hits=[_hit("https://example.cn/1")])
+    SearchService(CFG, index).search("中华人民共和国")
+    assert index.queries[1].require_all is False
+    assert {"中华人民共和国", "人民", "共和国"} <= set(index.queries[1].terms)
+
+
+def test_the_answer_has_the_documented_shape_with_highlighted_escaped_html() -> None:
+    hit = _hit("https://example.cn/a", title="<b>安装</b>指南", body="如何 <i>安装</i> 软件")
+    index = FakeIndex(and_hits=[hit])
+    out = SearchService(CFG, index).search("安装", page=1, size=10, site="Example.CN")
+    assert index.queries[0].site == "example.cn"
+    assert {"query", "total", "took_ms", "page", "size", "results"} <= set(out)
+    assert (out["query"], out["total"], out["page"], out["size"], out["pages"]) == ("安装", 1, 1, 10, 1)
+    (result,) = out["results"]
+    assert {"url", "title", "snippet", "score", "pagerank", "site"} <= set(result)
+    assert result["title"] == "<b>安装</b>指南"
+    assert result["title_html"] == "&lt;b&gt;<em>安装</em>&lt;/b&gt;指南"
+    assert result["snippet"] == "如何 &lt;i&gt;<em>安装</em>&lt;/i&gt; 软件"
+    assert (result["url"], result["site"], result["score"], result["pagerank"]) == (
+        "https://example.cn/a", "example.cn", 1.5, 0.01,
+    )
+
+
+def test_punctuation_only_queries_find_nothing_without_asking_the_index() -> None:
+    index = FakeIndex()
+    out = SearchService(CFG, index).search("？！")
+    assert out["total"] == 0 and out["results"] == [] and index.queries == []
