@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what Tansuo needs on Debian/Ubuntu into ./.venv; safe to run again.
+#   scripts/install.sh          the product
+#   scripts/install.sh test     the product plus what the tests need (Chromium, test packages)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want=${1:-}
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing Debian packages: ${missing[*]}" >&2
+  as_root apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Python 3.11+ with venv; a machine with its own python3 (pyenv, say) keeps it.
+if ! python3 -c 'import sys, venv, ensurepip; assert sys.version_info >= (3, 11)' 2>/dev/null; then
+  apt_install python3 python3-venv python3-dev
+fi
+# apt-get download and dpkg -x build the demo site from Debian's documentation packages.
+command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system (apt, dpkg)" >&2; exit 1; }
+if [ "$want" = test ]; then
+  apt_install chromium ca-certificates
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+if [ "$want" = test ]; then
+  .venv/bin/python -m pip install -q -e '.[test]'
+else
+  .venv/bin/python -m pip install -q -e .
+fi
+# Load jieba's dictionary once now, so the first crawl does not pay for it.
+.venv/bin/python -c 'import jieba, logging; jieba.setLogLevel(logging.WARNING); jieba.initialize()'

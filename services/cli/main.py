@@ -1,0 +1,141 @@
+"""`tansuo`: the one command line for every deployment.
+
+Command and flag names are a contract that outside tools rely on: add, never rename.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from services.cli import commands
+from services.common.settings import Settings
+
+EXIT_BAD_INPUT = 2
+
+
+class CliError(Exception):
+    """A user mistake: printed as one clear line, exit status 2."""
+
+
+def _crawl_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("seeds", nargs="+", metavar="SEED_URL", help="where the crawl starts")
+    p.add_argument("--data", required=True, type=Path, help="data directory (created if missing)")
+    p.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="D",
+        help="crawl this host (example.cn) or host family (*.example.cn); default: the seeds' hosts",
+    )
+    p.add_argument("--include", action="append", default=[], metavar="REGEX", help="URLs must match one of these")
+    p.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="URLs matching any are skipped")
+    p.add_argument("--max-pages", type=int, help="stop after fetching this many pages in all")
+    p.add_argument("--max-depth", type=int, help="links followed from a seed (seed = 0)")
+    p.add_argument("--delay", type=float, help="minimum seconds between two requests to one host (default 1)")
+    p.add_argument("--concurrency", type=int, help="parallel requests over all hosts (default 16)")
+    p.add_argument(
+        "--allow-private-networks",
+        action="store_true",
+        help="allow loopback, private and link-local addresses (local sites, tests)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no live progress bar")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tansuo", description="Tansuo (探索): search engine for Chinese-language sites")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    crawl = sub.add_parser("crawl", help="crawl, index and rank sites until the frontier is empty")
+    _crawl_options(crawl)
+
+    search = sub.add_parser("search", help="search the index")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--data", required=True, type=Path)
+    search.add_argument("--site", default="", help="only results from this site (host)")
+    search.add_argument("--size", type=int, default=10, help="results per page")
+    search.add_argument("--page", type=int, default=1)
+    search.add_argument("--json", action="store_true", help="print exactly the API's JSON")
+
+    serve = sub.add_parser("serve", help="serve the search API and web UI")
+    serve.add_argument("--data", required=True, type=Path)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+
+    run = sub.add_parser("run", help="crawl and serve at once")
+    _crawl_options(run)
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8080)
+
+    demo = sub.add_parser("demo", help="build Debian's Chinese manuals as a local site, crawl it, serve the UI")
+    demo.add_argument("--data", type=Path, default=Path("tansuo-demo"))
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8080)
+    demo.add_argument("--site-port", type=int, default=0, help="port of the demo site server (default: any)")
+    demo.add_argument("--delay", type=float, default=0.0, help="politeness delay for the local site")
+    demo.add_argument("--no-serve", action="store_true", help="stop after the crawl")
+    demo.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """CLI flags override TANSUO_* variables, which override defaults."""
+    overrides: dict[str, Any] = {"data_dir": args.data}
+    flag_to_field = {
+        "allow_domain": "frontier_allow_domains",
+        "include": "frontier_include_patterns",
+        "exclude": "frontier_exclude_patterns",
+        "max_pages": "frontier_max_pages",
+        "max_depth": "frontier_max_depth",
+        "delay": "frontier_host_delay_s",
+        "concurrency": "crawler_concurrency",
+        "host": "api_host",
+        "port": "api_port",
+    }
+    for flag, field in flag_to_field.items():
+        value = getattr(args, flag, None)
+        if value not in (None, []):
+            overrides[field] = tuple(value) if isinstance(value, list) else value
+    if getattr(args, "allow_private_networks", False):
+        overrides["crawler_allow_private_networks"] = True
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise CliError(f"bad option: {problems}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    handlers = {
+        "crawl": commands.crawl,
+        "run": commands.run,
+        "search": commands.search,
+        "serve": commands.serve,
+        "demo": commands.demo,
+    }
+    try:
+        cfg = _settings(args)
+        return handlers[args.command](cfg, args)
+    except (CliError, commands.CommandError, ValueError) as exc:
+        print(f"tansuo {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
