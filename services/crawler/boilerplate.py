@@ -1,0 +1,91 @@
+"""Remove page chrome (scripts, navigation, headers, sidebars...) from an HTML tree so
+the text left is the page's own content.
+
+Conservative on purpose: a search engine that drops an article's text loses the page,
+while one that keeps a menu only indexes a few extra words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from services.crawler.page_text import text_of
+
+# Never page content.
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "math", "iframe", "object",
+              "embed", "canvas", "select", "button", "nav", "aside", "form")
+# <header>/<footer> inside an article are the article's own (byline, title): keep those.
+_PAGE_CHROME_TAGS = ("header", "footer")
+_CONTENT_TAGS = frozenset({"article", "main"})
+# Words in an id/class that mark site chrome. Matched as whole words of the name,
+# so "menu-item" matches but "menuiserie" or "content-navigator" do not.
+_CHROME_WORDS = frozenset(
+    {"nav", "navbar", "navigation", "navheader", "navfooter", "topnav", "subnav", "menu",
+     "menubar", "breadcrumb", "breadcrumbs", "crumbs", "sidebar", "footer", "header", "masthead",
+     "skip", "skiplink", "share", "social", "cookie", "cookies", "banner", "pagination", "pager"}
+)
+# Chrome on an article, content on an index page: considered only after the rest is gone.
+_WEAK_CHROME_WORDS = frozenset({"toc"})
+_CHROME_NAME = re.compile(
+    r"(?:^|(?<=[\s_-]))({})(?=$|[\s_-])".format("|".join(sorted(_CHROME_WORDS | _WEAK_CHROME_WORDS)))
+)
+# An id/class match is only a hint: an element holding more than this share of the
+# text still left is the content (a documentation index is one big "toc").
+_MAX_SHARE = {False: 0.8, True: 0.5}  # by "is the match weak"
+
+
+def prune(root: etree._Element) -> None:
+    """Drop chrome in place; the text that follows a dropped element stays."""
+    doomed = list(root.iter(*_DROP_TAGS))
+    doomed += [e for e in root.iter(*_PAGE_CHROME_TAGS) if not _inside_content(e)]
+    doomed += root.xpath("//*[@role='navigation']")
+    drop(doomed)
+    _drop_chrome_by_name(root)
+
+
+def drop(elements: list[etree._Element]) -> None:
+    """Remove elements but keep their tail text, which belongs to the parent."""
+    for element in elements:
+        parent = element.getparent()
+        if parent is None or element.tag in ("html", "body"):
+            continue
+        if element.tail:
+            previous = element.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + element.tail
+            else:
+                parent.text = (parent.text or "") + element.tail
+        parent.remove(element)
+
+
+def _drop_chrome_by_name(root: etree._Element) -> None:
+    """Smallest first, and never a block holding most of what is left: on a chapter
+    index page the "toc" is the content, once the nav bars around it are gone."""
+    remaining = len(text_of(root))
+    ranked = sorted((weak, len(text_of(e)), i, e) for i, (e, weak) in enumerate(_chrome_by_name(root)))
+    for weak, _, _, element in ranked:
+        if not any(parent is root for parent in element.iterancestors()):
+            continue  # already gone with a dropped ancestor
+        size = len(text_of(element))
+        if size <= remaining * _MAX_SHARE[weak]:
+            drop([element])
+            remaining -= size
+
+
+def _chrome_by_name(root: etree._Element) -> list[tuple[etree._Element, bool]]:
+    """Elements whose id/class names them as chrome, each with "is the match weak"."""
+    found = []
+    for element in root.xpath("//*[@id or @class]"):
+        if element.tag in ("html", "body", *_CONTENT_TAGS) or element.get("role") == "main":
+            continue
+        names = f"{element.get('id', '')} {element.get('class', '')}".lower()
+        words = {m.group(1) for m in _CHROME_NAME.finditer(names)}
+        if words and next(element.iterdescendants(*_CONTENT_TAGS), None) is None:
+            found.append((element, words <= _WEAK_CHROME_WORDS))
+    return found
+
+
+def _inside_content(element: etree._Element) -> bool:
+    return any(parent.tag in _CONTENT_TAGS for parent in element.iterancestors())

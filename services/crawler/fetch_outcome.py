@@ -1,0 +1,128 @@
+"""The result of one fetch job, as the messages and stored page it turns into.
+
+Pure functions of (job, status, headers, body): no Scrapy here, so the rules about
+which fields a PageEvent carries can be tested without a server.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from urllib.parse import urljoin
+
+from services.common.model import FetchJob, LinkBatch, PageEvent, StoredPage, url_fingerprint
+from services.common.ports import Message
+from services.crawler.charset import decode_html
+from services.crawler.extract import extract
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_SNIFF_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    """What the publisher does for one job: store ``page``, publish ``links`` (if any)
+    then ``event``, then commit ``message``."""
+
+    message: Message
+    event: PageEvent
+    links: LinkBatch | None = None
+    page: StoredPage | None = None
+
+
+def outcome_from_error(job: FetchJob, message: Message, error: str) -> FetchOutcome:
+    """No response at all: status 0 and a short snake_case reason."""
+    return FetchOutcome(message, _base_event(job, time.time(), status=0, error=error))
+
+
+def outcome_from_response(
+    job: FetchJob,
+    message: Message,
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    max_body_chars: int,
+) -> FetchOutcome:
+    """``headers`` is flat (one string per name); names are matched case-insensitively."""
+    fetched_at = time.time()
+    lower = {k.lower(): v for k, v in headers.items()}
+    event = _response_event(job, status, lower, body, fetched_at)
+    links = None
+    if job.kind == "robots" and 200 <= status < 300:
+        event = replace(event, robots_txt=_robots_text(body))
+    elif job.kind == "page" and 200 <= status < 300:
+        event, links = _html_fields(job, event, lower, body, max_body_chars)
+    page = None
+    if body:
+        page = StoredPage(job.url, status, dict(headers), fetched_at, body, event.content_hash)
+    return FetchOutcome(message, event, links, page)
+
+
+def _base_event(job: FetchJob, fetched_at: float, **fields: object) -> PageEvent:
+    return PageEvent(url=job.url, host=job.host, lease_id=job.lease_id, kind=job.kind,
+                     depth=job.depth, fetched_at=fetched_at, **fields)  # type: ignore[arg-type]
+
+
+def _response_event(
+    job: FetchJob, status: int, headers: Mapping[str, str], body: bytes, fetched_at: float
+) -> PageEvent:
+    location = headers.get("location", "")
+    return _base_event(
+        job,
+        fetched_at,
+        status=status,
+        content_type=mime_type(headers.get("content-type", "")),
+        redirect_to=_absolute(job.url, location) if 300 <= status < 400 and location else "",
+        retry_after=headers.get("retry-after", "") if status in (429, 503) else "",
+        etag=headers.get("etag", ""),
+        last_modified=headers.get("last-modified", ""),
+        store_key=url_fingerprint(job.url) if body else "",
+        size=len(body),
+    )
+
+
+def _html_fields(
+    job: FetchJob, event: PageEvent, headers: Mapping[str, str], body: bytes, max_body_chars: int
+) -> tuple[PageEvent, LinkBatch | None]:
+    if not is_html(event.content_type, body):
+        return replace(event, error="not_html"), None
+    text, encoding = decode_html(body, headers.get("content-type", ""))
+    content = extract(job.url, text, headers, encoding=encoding, max_body_chars=max_body_chars)
+    event = replace(
+        event,
+        encoding=encoding,
+        canonical=content.canonical,
+        noindex=content.noindex,
+        nofollow=content.nofollow,
+        title=content.title,
+        headings=content.headings,
+        body=content.body,
+        content_hash=content.content_hash,
+    )
+    # Published even when empty: the ranker learns from it that the page is a graph node.
+    return event, LinkBatch(source=job.url, depth=job.depth, links=content.links)
+
+
+def mime_type(content_type: str) -> str:
+    """"text/html; charset=gbk" -> "text/html"."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_html(mime: str, body: bytes) -> bool:
+    """HTML by declared type; an undeclared type counts if the body looks like HTML."""
+    if mime:
+        return mime in HTML_TYPES
+    head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return any(marker in head for marker in _SNIFF_MARKERS)
+
+
+def _robots_text(body: bytes) -> str:
+    return body.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def _absolute(url: str, location: str) -> str:
+    try:
+        return urljoin(url, location.strip())
+    except ValueError:
+        return location

@@ -1,0 +1,64 @@
+"""Visible text of an HTML tree, laid out the way a reader sees it: one line per block
+element, single spaces, and Chinese line wraps joined without a space."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+_INLINE_TAGS = frozenset(
+    {"a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font",
+     "i", "img", "ins", "kbd", "label", "mark", "nobr", "q", "rp", "rt", "ruby", "s", "samp",
+     "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr"}
+)
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u3000\u200b]+")
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+# A source newline between two Chinese characters is line wrapping, not a word break
+# (CSS Text 3 segment-break rules); anywhere else it is a space.
+_CJK_WRAP = re.compile(rf"(?<=[{_CJK}])[ \t\r]*\n\s*(?=[{_CJK}])")
+# Line breaks the text serialiser must keep, as private-use characters (a page that
+# happens to contain one only gains a line break).
+_BLOCK_BREAK, _PRE_BREAK = "\ue000", "\ue001"
+_LINE_BREAKS = re.compile("[\ue000\ue001]+")
+
+
+def collapse(text: str) -> str:
+    """One line, single spaces; Chinese line wraps joined without a space."""
+    text = _CJK_WRAP.sub("", text)
+    return _SPACES.sub(" ", text.replace("\n", " ")).strip()
+
+
+def text_of(element: etree._Element) -> str:
+    """All text under an element, collapsed to one line."""
+    return collapse("".join(element.itertext()))
+
+
+def body_text(root: etree._Element) -> str:
+    """Text with a line break around every block element, so words never glue together.
+
+    Destructive: it marks blocks with private-use characters in the tree and then lets
+    libxml2 serialise the text, because a Python walk over every node costs several
+    times more on long pages. Call it last.
+    """
+    body = root.find("body")
+    body = body if body is not None else root
+    _mark_preformatted(body)
+    for element in body.iter(etree.Element):
+        if element.tag not in _INLINE_TAGS:
+            element.text = _BLOCK_BREAK + (element.text or "")
+            element.tail = _BLOCK_BREAK + (element.tail or "")
+    text = etree.tostring(body, method="text", encoding="unicode", with_tail=False)
+    text = _CJK_WRAP.sub("", text).replace("\n", " ")
+    lines = (_SPACES.sub(" ", line).strip() for line in _LINE_BREAKS.split(text))
+    return "\n".join(line for line in lines if line)
+
+
+def _mark_preformatted(body: etree._Element) -> None:
+    # <pre> keeps its line breaks: code and terminal output read badly on one line.
+    for pre in body.iter("pre"):
+        for node in pre.iter():
+            if node.text:
+                node.text = node.text.replace("\n", _PRE_BREAK)
+            if node is not pre and node.tail:
+                node.tail = node.tail.replace("\n", _PRE_BREAK)

@@ -1,0 +1,110 @@
+"""The Scrapy spider: one request per fetch job, and one FetchOutcome item per request,
+whether the fetch succeeded or not. It never follows anything by itself: links go to
+the scheduler, which decides what is fetched next.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import scrapy
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DontCloseSpider
+from scrapy.http import Headers, Response
+from twisted.python.failure import Failure
+
+from services.common.model import FetchJob
+from services.common.ports import Message
+from services.crawler.crawl_session import CrawlSession
+from services.crawler.fetch_errors import error_kind
+from services.crawler.fetch_outcome import FetchOutcome, outcome_from_error, outcome_from_response
+
+logger = logging.getLogger(__name__)
+
+_JOB = "tansuo_job"
+_MESSAGE = "tansuo_message"
+_BYTES = "tansuo_bytes_seen"
+
+
+class TansuoSpider(scrapy.Spider):
+    name = "tansuo"
+
+    def __init__(self, session: CrawlSession, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TansuoSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._keep_alive, signal=signals.spider_idle)
+        crawler.signals.connect(spider._count_bytes, signal=signals.bytes_received)
+        return spider
+
+    async def start(self) -> AsyncIterator[Any]:
+        """No start requests: jobs arrive through FrontierScheduler."""
+        return
+        yield  # makes this an async generator that yields nothing
+
+    def request_for(self, job: FetchJob, message: Message) -> Request:
+        """The one request for a job. Raises ValueError for a URL Scrapy cannot fetch."""
+        if not job.url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"not an http(s) URL: {job.url!r}")
+        headers = {}
+        if job.etag:
+            headers["If-None-Match"] = job.etag
+        if job.last_modified:
+            headers["If-Modified-Since"] = job.last_modified
+        return Request(
+            job.url,
+            callback=self.parse,
+            errback=self.on_error,
+            headers=headers,
+            # Recrawls fetch the same URL again; dedup is the scheduler's job.
+            dont_filter=True,
+            meta={_JOB: job, _MESSAGE: message, "dont_redirect": True, "dont_retry": True,
+                  "handle_httpstatus_all": True, "dont_merge_cookies": True},
+        )
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome]:
+        job, message = response.meta[_JOB], response.meta[_MESSAGE]
+        try:
+            yield outcome_from_response(job, message, response.status, flat_headers(response.headers),
+                                        response.body, self.session.cfg.crawler_max_body_chars)
+        except Exception:  # a parser bug must still report and release the job
+            logger.exception("could not parse %s", job.url)
+            yield outcome_from_error(job, message, "parse_error")
+
+    def on_error(self, failure: Failure) -> Iterator[FetchOutcome]:
+        request = failure.request  # type: ignore[attr-defined]
+        kind = error_kind(failure.value)
+        if kind == "cancelled" and request.meta.get(_BYTES, 0) > self.session.cfg.crawler_max_page_bytes:
+            kind = "too_large"
+        yield outcome_from_error(request.meta[_JOB], request.meta[_MESSAGE], kind)
+
+    def _keep_alive(self) -> None:
+        # An empty bus is a pause, not the end of the crawl.
+        raise DontCloseSpider
+
+    def _count_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
+        request.meta[_BYTES] = request.meta.get(_BYTES, 0) + len(data)
+
+
+def flat_headers(headers: Headers) -> dict[str, str]:
+    """One string per header name, repeated headers joined with ", " (RFC 9110)."""
+    flat = {}
+    for name, values in headers.items():
+        flat[_header_text(name)] = ", ".join(_header_text(v) for v in values)
+    return flat
+
+
+def _header_text(raw: bytes | str) -> str:
+    # Servers put raw UTF-8 in Location and Content-Disposition; HTTP says Latin-1.
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")

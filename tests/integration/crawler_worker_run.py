@@ -1,0 +1,79 @@
+"""Run one CrawlerWorker in this process until a number of page events arrived.
+
+Used by test_crawler_worker.py through a subprocess, because a Twisted reactor runs
+once per process. The jobs are already on the bus in ``data_dir``; this script runs
+the worker in the main thread, as the CLI does, and stops it from a watcher thread.
+Prints a JSON summary on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from services.common.bootstrap import build_bus, build_page_store
+from services.common.model import TOPIC_FETCHES, TOPIC_PAGES, FetchJob, PageEvent
+from services.common.ports import Bus
+from services.common.settings import Settings
+from services.crawler.worker import CrawlerWorker
+
+WATCH_GROUP = "test-watcher"
+DEADLINE_S = 30.0
+
+
+def main() -> None:
+    args = _parse_args()
+    cfg = Settings(data_dir=Path(args.data_dir), **json.loads(args.settings))
+    bus, store = build_bus(cfg), build_page_store(cfg)
+    worker = CrawlerWorker(cfg, bus, store)
+    summary: dict[str, Any] = {}
+    late = FetchJob.from_dict(json.loads(args.late_job)) if args.late_job else None
+    watcher = threading.Thread(target=_watch, args=(bus, worker, args.expect, late, summary), daemon=True)
+    started = time.monotonic()
+    watcher.start()
+    worker.run()
+    summary["run_s"] = time.monotonic() - started
+    summary["stats"] = {"fetched": worker.stats.fetched, "errors": worker.stats.errors,
+                        "bytes": worker.stats.bytes}
+    bus.close()
+    print(json.dumps(summary))
+
+
+def _parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data_dir")
+    parser.add_argument("--expect", type=int, required=True, help="page events to wait for")
+    parser.add_argument("--settings", default="{}", help="Settings keyword arguments, as JSON")
+    parser.add_argument("--late-job", default="", help="a FetchJob (JSON) to publish once idle")
+    return parser.parse_args()
+
+
+def _watch(bus: Bus, worker: CrawlerWorker, expect: int, late: FetchJob | None,
+           summary: dict[str, Any]) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    seen = _wait_for(bus, expect, deadline)
+    if late is not None:
+        time.sleep(0.5)  # let the engine go idle: the case where Scrapy's heartbeat is 5 s
+        published = time.monotonic()
+        bus.publish(TOPIC_FETCHES, late.to_bytes(), key=late.host)
+        _wait_for(bus, 1, deadline, url=late.url)
+        summary["late_latency_s"] = time.monotonic() - published
+    summary["events_seen"] = seen
+    worker.stop()
+
+
+def _wait_for(bus: Bus, count: int, deadline: float, url: str = "") -> int:
+    seen = 0
+    while seen < count and time.monotonic() < deadline:
+        for message in bus.poll(TOPIC_PAGES, WATCH_GROUP, timeout_s=0.2):
+            if not url or PageEvent.from_bytes(message.payload).url == url:
+                seen += 1
+    return seen
+
+
+if __name__ == "__main__":
+    main()
