@@ -113,3 +113,39 @@ def test_tokens_and_subwords_are_case_insensitive_substrings_of_the_text(text: s
     folded = text.casefold()
     for token in tokens + extras:
         assert token in folded
+
+
+jieba.setLogLevel(60)
+jieba.initialize()
+
+_HAN_TEXT = st.text(
+    st.one_of(
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+        st.sampled_from(list("的了是在中华人民共和国软件包安装配置网络管理系统服务器内核驱动")),
+    ),
+    min_size=1,
+    max_size=80,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HAN_TEXT)
+def test_han_segmentation_is_exactly_jiebas(text: str) -> None:
+    assert segment(text) == [w for w in jieba.cut(text, HMM=True) if w.strip()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_HAN_TEXT)
+def test_han_subwords_are_exactly_what_jieba_search_mode_adds(text: str) -> None:
+    extras = Counter(jieba.cut_for_search(text, HMM=True)) - Counter(jieba.cut(text, HMM=True))
+    assert Counter(subwords(text)) == extras
+
+
+def test_real_prose_segments_as_jieba_does() -> None:
+    prose = (
+        "Debian 是一个由志愿者组成的团体，致力于创建自由的操作系统。软件包管理系统负责安装、升级和删除软件，"
+        "并自动处理依赖关系。系统管理员可以使用高级包管理工具来维护服务器上的软件。"
+    )
+    for run in ("".join(c for c in part if "\u4e00" <= c <= "\u9fff") for part in prose.split("，")):
+        if run:
+            assert segment(run) == list(jieba.cut(run, HMM=True))

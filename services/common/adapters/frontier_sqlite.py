@@ -198,8 +198,8 @@ class SqliteFrontierState:
         return True
 
     def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> list[Lease]:
-        """Hand out due URLs, at most ``parallelism`` in flight per host and one new lease per
-        host per call; each lease starts its host's politeness clock."""
+        """Hand out due URLs, filling each host's free parallel slots (at most
+        ``parallelism`` in flight per host); each lease starts its host's politeness clock."""
         leases: list[Lease] = []
         with self._tx() as db:
             (in_flight,) = db.execute("SELECT COUNT(*) FROM urls WHERE state = 'leased'").fetchone()
@@ -207,29 +207,32 @@ class SqliteFrontierState:
             if room <= 0:
                 return []
             hosts = db.execute(
-                "SELECT host FROM hosts WHERE robots_state = 'ready' AND next_allowed_at <= ? "
+                "SELECT host, inflight FROM hosts WHERE robots_state = 'ready' AND next_allowed_at <= ? "
                 "AND blocked_until <= ? AND inflight < ? AND queued > 0 ORDER BY next_allowed_at LIMIT ?",
                 (now, now, parallelism, room),
             ).fetchall()
-            for (host,) in hosts:
-                row = db.execute(
+            for host, inflight in hosts:
+                slots = min(parallelism - inflight, room - len(leases))
+                if slots <= 0:
+                    break
+                rows = db.execute(
                     "SELECT url, depth, etag, last_modified FROM urls WHERE host = ? AND state = 'queued' "
-                    "AND due_at <= ? ORDER BY depth, due_at LIMIT 1",
-                    (host, now),
-                ).fetchone()
-                if row is None:
-                    continue
-                lease = Lease(row[0], host, str(uuid.uuid4()), row[1], row[2] or "", row[3] or "")
-                db.execute(
-                    "UPDATE urls SET state = 'leased', lease_id = ?, leased_at = ? WHERE url = ?",
-                    (lease.lease_id, now, lease.url),
-                )
-                db.execute(
-                    "UPDATE hosts SET inflight = inflight + 1, queued = queued - 1, "
-                    "next_allowed_at = ? + delay_s WHERE host = ?",
-                    (now, host),
-                )
-                leases.append(lease)
+                    "AND due_at <= ? ORDER BY depth, due_at LIMIT ?",
+                    (host, now, slots),
+                ).fetchall()
+                for url, depth, etag, last_modified in rows:
+                    lease = Lease(url, host, str(uuid.uuid4()), depth, etag or "", last_modified or "")
+                    db.execute(
+                        "UPDATE urls SET state = 'leased', lease_id = ?, leased_at = ? WHERE url = ?",
+                        (lease.lease_id, now, lease.url),
+                    )
+                    leases.append(lease)
+                if rows:
+                    db.execute(
+                        "UPDATE hosts SET inflight = inflight + ?, queued = queued - ?, "
+                        "next_allowed_at = ? + delay_s WHERE host = ?",
+                        (len(rows), len(rows), now, host),
+                    )
         return leases
 
     def is_leased(self, url: str, lease_id: str) -> bool:
