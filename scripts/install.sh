@@ -24,7 +24,7 @@ fi
 # apt-get download and dpkg -x build the demo site from Debian's documentation packages.
 command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system (apt, dpkg)" >&2; exit 1; }
 if [ "$want" = test ]; then
-  apt_install chromium ca-certificates
+  apt_install chromium ca-certificates redis-server
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv

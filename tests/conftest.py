@@ -1,0 +1,8 @@
+"""Real servers for integration tests, each a session fixture started on demand."""
+
+pytest_plugins = [
+    "tests.servers.redis_server",
+    "tests.servers.kafka_broker",
+    "tests.servers.s3_server",
+    "tests.servers.es_server",
+]
