@@ -114,10 +114,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    level = logging.INFO if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Scrapy resets the root logger's level when it starts; a level on the handler holds.
+    for handler in logging.root.handlers:
+        handler.setLevel(level)
     handlers = {
         "crawl": commands.crawl,
         "run": commands.run,

@@ -22,10 +22,16 @@ _CONTENT_TAGS = frozenset({"article", "main"})
 # Words in an id/class that mark site chrome. Matched as whole words of the name,
 # so "menu-item" matches but "menuiserie" or "content-navigator" do not.
 _CHROME_WORDS = frozenset(
-    {"nav", "navbar", "navigation", "navheader", "navfooter", "topnav", "subnav", "menu",
+    {"nav", "navbar", "navigation", "navheader", "navfooter", "docnav", "topnav", "subnav", "menu",
      "menubar", "breadcrumb", "breadcrumbs", "crumbs", "sidebar", "footer", "header", "masthead",
      "skip", "skiplink", "share", "social", "cookie", "cookies", "banner", "pagination", "pager"}
 )
+# Names that mark chrome on one site and prose on another (DocBook's "sidebar" is a
+# boxed note of the article): such an element stays when it holds prose, that is
+# enough text of which little is links.
+_AMBIGUOUS_WORDS = frozenset({"sidebar", "banner", "share"})
+_MIN_LINK_DENSITY = 0.5
+_MIN_PROSE_CHARS = 80
 # Chrome on an article, content on an index page: considered only after the rest is gone.
 _WEAK_CHROME_WORDS = frozenset({"toc"})
 _CHROME_NAME = re.compile(
@@ -82,9 +88,20 @@ def _chrome_by_name(root: etree._Element) -> list[tuple[etree._Element, bool]]:
             continue
         names = f"{element.get('id', '')} {element.get('class', '')}".lower()
         words = {m.group(1) for m in _CHROME_NAME.finditer(names)}
+        if words and words <= _AMBIGUOUS_WORDS and _is_prose(element):
+            continue
         if words and next(element.iterdescendants(*_CONTENT_TAGS), None) is None:
             found.append((element, words <= _WEAK_CHROME_WORDS))
     return found
+
+
+def _is_prose(element: etree._Element) -> bool:
+    """Enough text, little of it inside links: a note or a box, not a menu or a widget."""
+    total = len(text_of(element))
+    if total < _MIN_PROSE_CHARS:
+        return False
+    linked = sum(len(text_of(a)) for a in element.iter("a"))
+    return linked / total < _MIN_LINK_DENSITY
 
 
 def _inside_content(element: etree._Element) -> bool:

@@ -183,3 +183,16 @@ def test_any_markup_yields_clean_single_spaced_lines(html: str) -> None:
     content = extract(URL, html)
     for line in content.body.split("\n"):
         assert line == line.strip() and "  " not in line and "\ue000" not in line
+
+
+def test_a_docbook_sidebar_note_is_content_but_a_link_sidebar_is_not() -> None:
+    note = "回到基础：软件包是一个包含程序文件和元数据的归档文件，" * 4
+    html = (
+        '<html><body><ul class="docnav top"><li><a href="/p">上一页</a></li><li><a href="/n">下一页</a></li></ul>'
+        f'<div class="sidebar"><p>{note}</p></div>'
+        '<div class="sidebar">' + "".join(f'<a href="/{i}">栏目链接{i}号</a> ' for i in range(12)) + "</div>"
+        "<p>正文内容</p></body></html>"
+    )
+    body = extract("http://example.cn/a.html", html).body
+    assert "回到基础" in body and "正文内容" in body
+    assert "栏目链接" not in body and "上一页" not in body
