@@ -20,7 +20,7 @@ from services.common.bootstrap import (
     build_page_store,
     build_search_index,
 )
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
+from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
 from services.crawler.worker import CrawlerWorker
@@ -36,6 +36,7 @@ _GROUPS = {
     TOPIC_FETCHES: ("crawler",),
     TOPIC_PAGES: ("scheduler", "indexer"),
     TOPIC_LINKS: ("scheduler", "ranker"),
+    TOPIC_REMOVALS: ("indexer",),
 }
 
 
@@ -62,7 +63,10 @@ class CrawlSummary:
 
 
 class EmbeddedCrawl:
-    def __init__(self, cfg: Settings, seeds: Sequence[str], index: SearchIndex | None = None) -> None:
+    def __init__(
+        self, cfg: Settings, seeds: Sequence[str], index: SearchIndex | None = None, continuous: bool = False
+    ) -> None:
+        """``continuous``: never finish; recrawl pages when due (see the recrawl settings)."""
         self.cfg = cfg
         self.bus = build_bus(cfg)
         for topic, groups in _GROUPS.items():
@@ -71,7 +75,8 @@ class EmbeddedCrawl:
         self.index = index if index is not None else build_search_index(cfg)
         self.frontier = Frontier(cfg, build_frontier_state(cfg), Scope.from_settings(cfg, seeds))
         self.seeds = self.frontier.add_seeds(seeds)
-        self.scheduler = Scheduler(self.frontier, self.bus)
+        self.scheduler = Scheduler(self.frontier, self.bus, continuous=continuous)
+        self.continuous = continuous
         self.indexer = Indexer(cfg, self.bus, self.index)
         self.ranker = Ranker(cfg, self.bus, build_link_graph(cfg), self.index)
         self.worker = CrawlerWorker(cfg, self.bus, build_page_store(cfg))
@@ -132,7 +137,11 @@ class EmbeddedCrawl:
         while not self._stop.wait(0.2):
             if on_tick is not None:
                 on_tick(self)
-            done = self.scheduler.idle() and self.bus.pending(TOPIC_FETCHES, "crawler") == 0
+            done = (
+                not self.continuous
+                and self.scheduler.idle()
+                and self.bus.pending(TOPIC_FETCHES, "crawler") == 0
+            )
             quiet = quiet + 1 if done else 0
             if quiet >= 2:
                 self._finished.set()

@@ -14,6 +14,7 @@ class NewUrl:
     depth: int
     state: str = "queued"  # or "excluded", recorded so it is never offered again
     note: str = ""  # why it was excluded
+    kind: str = "page"  # or "sitemap"
 
     def with_note(self, note: str) -> "NewUrl":
         return dataclasses.replace(self, note=note)
@@ -29,6 +30,27 @@ class Lease:
     depth: int
     etag: str = ""
     last_modified: str = ""
+    kind: str = "page"
+
+
+@dataclass(frozen=True)
+class UrlInfo:
+    """Everything the frontier remembers about one URL."""
+
+    url: str
+    host: str
+    depth: int
+    kind: str
+    state: str  # queued | leased | done | failed | excluded
+    due_at: float  # next fetch (queued) or next recrawl (done, failed)
+    fetched_at: float | None
+    status: int | None
+    content_hash: str | None
+    etag: str | None
+    last_modified: str | None
+    interval_s: float | None
+    fail_count: int
+    note: str
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ def url_fingerprint(url: str) -> str:
 TOPIC_FETCHES = "fetches.scheduled"  # scheduler -> crawler, key = host
 TOPIC_PAGES = "pages.fetched"  # crawler -> indexer, ranker, scheduler, key = host
 TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, key = host of the source page
+TOPIC_REMOVALS = "pages.removed"  # scheduler -> indexer, key = host
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class FetchJob(WireMessage):
 class Outlink(WireMessage):
     url: str
     anchor: str = ""
+    lastmod: str = ""  # W3C datetime from a sitemap entry
 
 
 @dataclass(frozen=True)
@@ -108,11 +110,29 @@ class LinkBatch(WireMessage):
     source: str
     depth: int  # depth of the source page; links get depth + 1
     links: list[Outlink] = field(default_factory=list)
+    kind: str = "page"  # "sitemap": entries of a sitemap, not a page's outlinks (no graph edges)
+    sitemaps: list[str] = field(default_factory=list)  # child sitemaps of a sitemap index
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LinkBatch":
         links = [Outlink.from_dict(link) for link in data.get("links", [])]
-        return cls(source=data["source"], depth=int(data.get("depth", 0)), links=links)
+        return cls(
+            source=data["source"],
+            depth=int(data.get("depth", 0)),
+            links=links,
+            kind=str(data.get("kind", "page")),
+            sitemaps=list(data.get("sitemaps", [])),
+        )
+
+
+@dataclass(frozen=True)
+class PageRemoval(WireMessage):
+    """A URL that must leave the index: gone (404/410 twice in a row) or redirected.
+    ``at`` orders it against page events: a document fetched after ``at`` stays."""
+
+    url: str
+    reason: str
+    at: float
 
 
 @dataclass(frozen=True)

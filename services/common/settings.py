@@ -48,8 +48,19 @@ class Settings(BaseSettings):
     # that a leased job never waits in the fetch topic until its lease times out.
     frontier_max_in_flight: int = Field(default=256, ge=1)
     frontier_robots_ttl_s: float = Field(default=86_400.0, gt=0)
-    frontier_max_fetch_failures: int = Field(default=3, ge=1)
-    frontier_failure_backoff_s: float = Field(default=5.0, ge=0)
+    frontier_max_fetch_failures: int = Field(default=3, ge=1)  # quick retries before "failed"
+    frontier_failure_backoff_s: float = Field(default=5.0, ge=0)  # first quick retry; doubles
+    # Recrawl: first after the initial interval; unchanged content (same hash or 304)
+    # multiplies the interval by the factor, changed content divides it, within bounds.
+    frontier_recrawl_initial_s: float = Field(default=3600.0, gt=0)
+    frontier_recrawl_factor: float = Field(default=2.0, gt=1)
+    frontier_recrawl_min_s: float = Field(default=300.0, gt=0)
+    frontier_recrawl_max_s: float = Field(default=30 * 86_400.0, gt=0)
+    # A URL that failed all its quick retries is tried again after this, then backs
+    # off by the same factor up to the maximum.
+    frontier_failure_recrawl_s: float = Field(default=3600.0, gt=0)
+    frontier_sitemaps: bool = True  # read Sitemap: lines of robots.txt, else /sitemap.xml
+    frontier_sweep_interval_s: float = Field(default=30.0, gt=0)  # recrawl sweep, continuous mode
 
     # --- crawler
     crawler_concurrency: int = Field(default=16, ge=1)

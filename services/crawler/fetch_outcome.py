@@ -15,6 +15,7 @@ from services.common.model import FetchJob, LinkBatch, PageEvent, StoredPage, ur
 from services.common.ports import Message
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
+from services.crawler.sitemap_parse import sitemap_batch
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
@@ -51,6 +52,9 @@ def outcome_from_response(
     links = None
     if job.kind == "robots" and 200 <= status < 300:
         event = replace(event, robots_txt=_robots_text(body))
+    elif job.kind == "sitemap" and 200 <= status < 300:
+        links, digest = sitemap_batch(job, body, max_bytes=50 * 1024 * 1024)
+        event = replace(event, content_hash=digest)
     elif job.kind == "page" and 200 <= status < 300:
         event, links = _html_fields(job, event, lower, body, max_body_chars)
     page = None

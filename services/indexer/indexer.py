@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from services.common.model import TOPIC_PAGES, PageEvent
+from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS, PageEvent, PageRemoval
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
 from services.indexer.document_builder import build_document, doc_url
@@ -115,6 +115,26 @@ class Indexer:
             self._dirty = True
             self._count(deleted=1)
 
+    def _consume_removals(self) -> int:
+        """Gone and redirected pages leave the index, unless fetched again since."""
+        messages = self._bus.poll(TOPIC_REMOVALS, GROUP, 0.0, max_messages=self._cfg.indexer_batch_size)
+        for msg in messages:
+            try:
+                removal = PageRemoval.from_bytes(msg.payload)
+            except (ValueError, TypeError, KeyError) as exc:
+                log.error("skipping malformed removal at offset %s: %s", msg.offset, exc)
+                continue
+            doc = self._index.get(removal.url)
+            if doc is not None and doc.fetched_at <= removal.at:
+                self._index.delete([removal.url])
+                self._forget(removal.url)
+                self._batch_deleted.add(removal.url)
+                self._writes += 1
+                self._dirty = True
+                self._count(deleted=1)
+        self._messages.extend(messages)
+        return len(messages)
+
     def _due(self) -> bool:
         if not self._messages:
             return False
@@ -129,7 +149,10 @@ class Indexer:
             # Wake up in time for the commit that is due, however long the caller waits.
             until_due = self._cfg.indexer_commit_interval_s - (time.monotonic() - self._last_commit)
             timeout_s = max(0.0, min(timeout_s, until_due))
-        messages = self._bus.poll(TOPIC_PAGES, GROUP, timeout_s, max_messages=self._cfg.indexer_batch_size)
+        removed = self._consume_removals()
+        messages = self._bus.poll(
+            TOPIC_PAGES, GROUP, timeout_s if not removed else 0.0, max_messages=self._cfg.indexer_batch_size
+        )
         for msg in messages:
             try:
                 event = PageEvent.from_bytes(msg.payload)
@@ -141,7 +164,7 @@ class Indexer:
             self._messages.append(msg)
         if self._due():
             self.flush()
-        return len(messages)
+        return removed + len(messages)
 
     def flush(self) -> None:
         """Commit the index, then the bus offsets of the messages it now holds."""

@@ -147,6 +147,8 @@ class Ranker:
             with self._lock:
                 self._bad += 1
             return
+        if batch.kind != "page":
+            return  # a sitemap lists pages; it does not link to them
         links: list[tuple[str, str]] = []
         dropped = 0
         for link in batch.links:

@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlUpdate
-from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
+from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
+from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, PageRemoval
 from services.common.ports import FrontierState
 from services.common.settings import Settings
+from services.scheduler.recrawl_policy import failure_interval, next_interval, parse_lastmod
 from services.scheduler.retry_after import retry_after_until
 from services.scheduler.robots_rules import RobotsRules
 from services.scheduler.scope import Scope
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 # Errors that another try will not fix: the URL is finished, not retried.
 _FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
 _MAX_HOST_SLOWDOWN_S = 3600.0
+_GONE = (404, 410)
 
 
 class Frontier:
@@ -62,21 +64,44 @@ class Frontier:
         return accepted
 
     def offer_links(self, batch: LinkBatch) -> int:
-        """Admit a page's outlinks; returns how many were new."""
+        """Admit a page's outlinks, or a sitemap's entries; returns how many were new."""
+        if batch.kind == "sitemap":
+            return self._offer_sitemap(batch)
         depth = batch.depth + 1
         if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
             return 0
-        candidates = []
-        for link in batch.links:
+        return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
+
+    def _in_scope(self, urls: Iterable[str]) -> list[str]:
+        kept = []
+        for raw in urls:
             try:
-                url = canonicalize(link.url)
+                url = canonicalize(raw)
             except BadUrl:
                 continue
             if not self.scope.rejects(url):
-                candidates.append((url, depth))
-        return len(self._admit(candidates))
+                kept.append(url)
+        return kept
 
-    def _admit(self, urls: list[tuple[str, int]]) -> list[NewUrl]:
+    def _offer_sitemap(self, batch: LinkBatch) -> int:
+        """Sitemap entries are like seeds (depth 0: no page links to them, maybe); a
+        <lastmod> newer than our last fetch brings a known page back at once."""
+        self._admit([(u, 0) for u in self._in_scope(batch.sitemaps)], kind="sitemap")
+        lastmods = {}
+        for link in batch.links:
+            for url in self._in_scope([link.url]):
+                lastmods[url] = parse_lastmod(link.lastmod)
+        added = {u.url for u in self._admit([(u, 0) for u in lastmods])}
+        now = self.clock()
+        for url, lastmod in lastmods.items():
+            if url in added or lastmod is None:
+                continue
+            info = self.state.url_info(url)
+            if info is not None and info.fetched_at is not None and lastmod > info.fetched_at:
+                self.state.requeue(url, now)
+        return len(added)
+
+    def _admit(self, urls: list[tuple[str, int]], kind: str = "page") -> list[NewUrl]:
         if not urls:
             return []
         records = []
@@ -84,9 +109,9 @@ class Frontier:
             host = host_of(url)
             info = self._host(host, urlsplit(url).scheme)
             if info.robots_state == "ready" and not self.robots.allowed(host, info.robots_txt, url):
-                records.append(NewUrl(url, host, depth, state="excluded", note="robots"))
+                records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))
             else:
-                records.append(NewUrl(url, host, depth))
+                records.append(NewUrl(url, host, depth, kind=kind))
         return self.state.add_urls(records, self.clock(), self.cfg.frontier_host_page_budget)
 
     def _host(self, host: str, scheme: str) -> HostInfo:
@@ -138,17 +163,19 @@ class Frontier:
             host=lease.host,
             lease_id=lease.lease_id,
             depth=lease.depth,
+            kind=lease.kind,
             etag=lease.etag,
             last_modified=lease.last_modified,
         )
 
     # --- outcomes ---------------------------------------------------------------------
 
-    def complete(self, event: PageEvent) -> None:
+    def complete(self, event: PageEvent) -> list[PageRemoval]:
+        """Record a fetch outcome; returns the URLs that must now leave the index."""
         if event.kind == "robots":
             self._complete_robots(event)
-        else:
-            self._complete_page(event)
+            return []
+        return self._complete_page(event)
 
     def _complete_robots(self, event: PageEvent) -> None:
         info = self.state.get_host(event.host)
@@ -175,6 +202,10 @@ class Frontier:
         blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
         if blocked:
             self.state.drop_queued(blocked, "excluded", "robots")
+        if self.cfg.frontier_sitemaps:
+            listed = self.robots.sitemaps(info.host, robots_txt)
+            sitemaps = self._in_scope(listed or [f"{info.scheme}://{info.host}/sitemap.xml"])
+            self._admit([(u, 0) for u in sitemaps], kind="sitemap")
 
     def _robots_failed(self, info: HostInfo, event: PageEvent, now: float) -> None:
         """A 5xx or unreachable robots.txt defers the whole host (RFC 9309 section 2.3.1.4)."""
@@ -199,39 +230,33 @@ class Frontier:
     def _backoff(self, failures: int) -> float:
         return min(self.cfg.frontier_failure_backoff_s * 2 ** (failures - 1), _MAX_HOST_SLOWDOWN_S)
 
-    def _complete_page(self, event: PageEvent) -> None:
-        known = self.state.url_state(event.url)
-        if known is None:
-            return
+    def _complete_page(self, event: PageEvent) -> list[PageRemoval]:
+        info = self.state.url_info(event.url)
+        if info is None:
+            return []
         now = self.clock()
-        update, host_update = self._page_outcome(event, known[2], now)
+        update, host_update = self._page_outcome(event, info, now)
         if not self.state.finish(event.url, event.lease_id, update):
-            return  # stale or repeated outcome
+            return []  # stale or repeated outcome
         self.state.update_host(event.host, host_update, now, release=True)
-        if event.redirect_to:
-            self.offer_links(LinkBatch(source=event.url, depth=event.depth - 1, links=[Outlink(event.redirect_to)]))
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
+        if event.kind != "page":
+            return []
+        if event.redirect_to:
+            self.offer_links(LinkBatch(source=event.url, depth=event.depth - 1, links=[Outlink(event.redirect_to)]))
+            return [PageRemoval(event.url, "redirected", now)]
+        if event.status in _GONE and info.status in _GONE:
+            return [PageRemoval(event.url, f"gone ({info.status}, then {event.status})", now)]
+        return []
 
-    def _page_outcome(self, event: PageEvent, fail_count: int, now: float) -> tuple[UrlUpdate, HostUpdate]:
+    def _page_outcome(self, event: PageEvent, info: UrlInfo, now: float) -> tuple[UrlUpdate, HostUpdate]:
         transient = event.status in (429, 503) or event.status >= 500 or (
             event.status == 0 and event.error not in _FINAL_ERRORS
         )
         if not transient:
-            done = UrlUpdate(
-                state="done",
-                due_at=now + 3600.0,
-                fetched_at=event.fetched_at or now,
-                status=event.status,
-                content_hash=event.content_hash or None,
-                etag=event.etag or None,
-                last_modified=event.last_modified or None,
-                interval_s=3600.0,
-                fail_count=0,
-                note=event.error or ("redirect" if event.redirect_to else ""),
-            )
-            return done, HostUpdate(fail_streak=0, block_reason="")
-        failures = fail_count + 1
+            return self._done(event, info, now), HostUpdate(fail_streak=0, block_reason="")
+        failures = info.fail_count + 1
         blocked = retry_after_until(event.retry_after, now)
         host = self.state.get_host(event.host)
         streak = (host.fail_streak if host else 0) + 1
@@ -239,10 +264,42 @@ class Frontier:
         if blocked is not None:
             host_update = HostUpdate(fail_streak=streak, blocked_until=blocked, block_reason=f"Retry-After ({event.status})")
         if failures >= self.cfg.frontier_max_fetch_failures:
-            note = event.error or f"http_{event.status}"
-            return UrlUpdate(state="failed", fail_count=failures, status=event.status, note=note), host_update
+            interval = failure_interval(self.cfg, info.interval_s, info.note.startswith("failed"))
+            note = f"failed: {event.error or f'http_{event.status}'}"
+            failed = UrlUpdate(
+                state="failed", due_at=now + interval, interval_s=interval, fail_count=failures, status=event.status, note=note
+            )
+            return failed, host_update
         due = blocked if blocked is not None else now + self._backoff(failures)
-        return UrlUpdate(state="queued", due_at=due, fail_count=failures, status=event.status), host_update
+        return UrlUpdate(state="queued", due_at=due, fail_count=failures), host_update
+
+    def _done(self, event: PageEvent, info: UrlInfo, now: float) -> UrlUpdate:
+        """A response: schedule the recrawl by whether the content changed."""
+        if event.status == 304:
+            changed: bool | None = False
+        elif info.content_hash and event.content_hash:
+            changed = info.content_hash != event.content_hash
+        else:
+            changed = None
+        previous = None if info.note.startswith("failed") else info.interval_s
+        interval = next_interval(self.cfg, previous, changed)
+        not_modified = event.status == 304
+        return UrlUpdate(
+            state="done",
+            due_at=now + interval,
+            fetched_at=event.fetched_at or now,
+            status=info.status if not_modified else event.status,
+            content_hash=None if not_modified else (event.content_hash or None),
+            etag=event.etag or None,
+            last_modified=event.last_modified or None,
+            interval_s=interval,
+            fail_count=0,
+            note=event.error or ("redirect" if event.redirect_to else ("not_modified" if not_modified else "")),
+        )
+
+    def sweep_recrawl(self, limit: int = 10_000) -> int:
+        """Queue every URL whose recrawl time has come (continuous crawling)."""
+        return self.state.sweep_recrawl(self.clock(), limit)
 
     # --- reporting --------------------------------------------------------------------
 

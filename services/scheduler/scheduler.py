@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, LinkBatch, PageEvent
+from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS, LinkBatch, PageEvent
 from services.common.ports import Bus
 from services.scheduler.frontier import Frontier
 
@@ -19,10 +20,15 @@ GROUP = "scheduler"
 
 
 class Scheduler:
-    def __init__(self, frontier: Frontier, bus: Bus) -> None:
+    def __init__(self, frontier: Frontier, bus: Bus, continuous: bool = False) -> None:
+        """``continuous``: fetched pages come back for recrawl when due; otherwise the
+        crawl is one pass and ends when the frontier is empty."""
         self.frontier = frontier
         self.bus = bus
+        self.continuous = continuous
         self.dispatched = 0
+        self.removed = 0
+        self._next_sweep = 0.0
 
     def step(self, timeout_s: float = 0.05) -> int:
         """One cycle: admit links first (so a page's links are queued before its outcome
@@ -30,6 +36,9 @@ class Scheduler:
         Returns the number of messages and jobs handled."""
         handled = self._consume_links(0.0)
         handled += self._consume_outcomes(timeout_s if handled == 0 else 0.0)
+        if self.continuous and time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + self.frontier.cfg.frontier_sweep_interval_s
+            handled += self.frontier.sweep_recrawl()
         handled += self._dispatch()
         return handled
 
@@ -47,9 +56,15 @@ class Scheduler:
         msgs = self.bus.poll(TOPIC_PAGES, GROUP, timeout_s, max_messages=200)
         for m in msgs:
             try:
-                self.frontier.complete(PageEvent.from_bytes(m.payload))
+                event = PageEvent.from_bytes(m.payload)
+                removals = self.frontier.complete(event)
             except (ValueError, KeyError, TypeError):
                 log.exception("dropping malformed page event at offset %s", m.offset)
+                continue
+            for removal in removals:
+                # Published before the commit below: a crash re-sends it, never drops it.
+                self.bus.publish(TOPIC_REMOVALS, removal.to_bytes(), key=event.host)
+            self.removed += len(removals)
         self.bus.commit(GROUP, msgs)
         return len(msgs)
 

@@ -24,6 +24,7 @@ class Clock:
 
 
 def make_frontier(clock: Clock, seeds=(f"{SITE}/",), **overrides) -> Frontier:
+    overrides.setdefault("frontier_sitemaps", False)  # sitemaps have tests of their own
     cfg = Settings(data_dir=Path("unused"), **overrides)
     frontier = Frontier(cfg, SqliteFrontierState(Path(":memory:")), Scope.from_settings(cfg, seeds), clock=clock)
     frontier.add_seeds(seeds)

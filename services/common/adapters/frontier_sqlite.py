@@ -19,6 +19,7 @@ from services.common.frontier_types import (
     HostUpdate,
     Lease,
     NewUrl,
+    UrlInfo,
     UrlUpdate,
 )
 
@@ -27,6 +28,7 @@ CREATE TABLE IF NOT EXISTS urls (
     url TEXT PRIMARY KEY,
     host TEXT NOT NULL,
     depth INTEGER NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'page',  -- page | sitemap
     state TEXT NOT NULL,            -- queued | leased | done | failed | excluded
     due_at REAL NOT NULL,           -- earliest fetch (queued) or next recrawl (done)
     discovered_at REAL NOT NULL,
@@ -43,6 +45,7 @@ CREATE TABLE IF NOT EXISTS urls (
 );
 CREATE INDEX IF NOT EXISTS urls_pick ON urls(host, state, depth, due_at);
 CREATE INDEX IF NOT EXISTS urls_state ON urls(state);
+CREATE INDEX IF NOT EXISTS urls_recrawl ON urls(state, due_at);
 CREATE TABLE IF NOT EXISTS hosts (
     host TEXT PRIMARY KEY,
     scheme TEXT NOT NULL,
@@ -174,9 +177,9 @@ class SqliteFrontierState:
                     if row is not None and row[0] >= host_budget:
                         state, u = "excluded", u.with_note("host_budget")
                 cur = db.execute(
-                    "INSERT OR IGNORE INTO urls(url, host, depth, state, due_at, discovered_at, note) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (u.url, u.host, u.depth, state, now, now, u.note),
+                    "INSERT OR IGNORE INTO urls(url, host, depth, kind, state, due_at, discovered_at, note) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (u.url, u.host, u.depth, u.kind, state, now, now, u.note),
                 )
                 if cur.rowcount and state == "queued":
                     db.execute(
@@ -215,13 +218,14 @@ class SqliteFrontierState:
                 slots = min(parallelism - inflight, room - len(leases))
                 if slots <= 0:
                     break
+                # Sitemaps first: they are few and they tell what else to fetch.
                 rows = db.execute(
-                    "SELECT url, depth, etag, last_modified FROM urls WHERE host = ? AND state = 'queued' "
-                    "AND due_at <= ? ORDER BY depth, due_at LIMIT ?",
+                    "SELECT url, depth, etag, last_modified, kind FROM urls WHERE host = ? AND state = 'queued' "
+                    "AND due_at <= ? ORDER BY kind = 'page', depth, due_at LIMIT ?",
                     (host, now, slots),
                 ).fetchall()
-                for url, depth, etag, last_modified in rows:
-                    lease = Lease(url, host, str(uuid.uuid4()), depth, etag or "", last_modified or "")
+                for url, depth, etag, last_modified, kind in rows:
+                    lease = Lease(url, host, str(uuid.uuid4()), depth, etag or "", last_modified or "", kind)
                     db.execute(
                         "UPDATE urls SET state = 'leased', lease_id = ?, leased_at = ? WHERE url = ?",
                         (lease.lease_id, now, lease.url),
@@ -245,14 +249,14 @@ class SqliteFrontierState:
         outcome (the lease is gone), which the caller then ignores: that keeps a
         redelivered page event from counting twice."""
         with self._tx() as db:
-            row = db.execute("SELECT host, state, lease_id FROM urls WHERE url = ?", (url,)).fetchone()
+            row = db.execute("SELECT host, state, lease_id, kind FROM urls WHERE url = ?", (url,)).fetchone()
             if row is None or row[1] != "leased" or row[2] != lease_id:
                 return False
             sets, args = update.sql()
             db.execute(f"UPDATE urls SET lease_id = NULL, {', '.join(sets)} WHERE url = ?", (*args, url))
             if update.state == "queued":
                 db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
-            if update.state == "done":
+            if update.state == "done" and row[3] == "page":
                 self._bump(db, "fetched", 1)
         return True
 
@@ -305,6 +309,47 @@ class SqliteFrontierState:
         with self._lock:
             row = self._db.execute("SELECT state, note, fail_count FROM urls WHERE url = ?", (url,)).fetchone()
         return (row[0], row[1], row[2]) if row else None
+
+    def url_info(self, url: str) -> UrlInfo | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT url, host, depth, kind, state, due_at, fetched_at, status, content_hash, etag, "
+                "last_modified, interval_s, fail_count, note FROM urls WHERE url = ?",
+                (url,),
+            ).fetchone()
+        return UrlInfo(*row) if row else None
+
+    def sweep_recrawl(self, now: float, limit: int) -> int:
+        """Fetched (and failed) URLs whose recrawl time has come go back to the queue."""
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT url, host FROM urls WHERE state IN ('done', 'failed') AND due_at <= ? LIMIT ?",
+                (now, limit),
+            ).fetchall()
+            for url, host in rows:
+                db.execute("UPDATE urls SET state = 'queued', fail_count = 0 WHERE url = ?", (url,))
+                db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (host,))
+        return len(rows)
+
+    def requeue(self, url: str, now: float) -> bool:
+        """Fetch a finished URL again now (its sitemap says it changed)."""
+        with self._tx() as db:
+            row = db.execute("SELECT host, state FROM urls WHERE url = ?", (url,)).fetchone()
+            if row is None or row[1] not in ("done", "failed"):
+                return False
+            db.execute("UPDATE urls SET state = 'queued', due_at = ?, fail_count = 0 WHERE url = ?", (now, url))
+            db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
+        return True
+
+    def upcoming(self, limit: int) -> list[tuple[str, str, float]]:
+        """(url, state, due_at) of the next fetches and recrawls, soonest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT url, state, due_at FROM urls WHERE state IN ('queued', 'done', 'failed') "
+                "ORDER BY due_at LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [(u, st, due) for u, st, due in rows]
 
     # --- counters ----------------------------------------------------------------------
 
