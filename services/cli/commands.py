@@ -33,12 +33,12 @@ def _check_seeds(cfg: Settings, seeds: list[str]) -> None:
             )
 
 
-def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None) -> int:  # noqa: ANN001
+def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None, continuous: bool = False) -> int:  # noqa: ANN001
     from services.cli.embedded_crawl import EmbeddedCrawl
     from services.cli.progress_view import ProgressView
 
     _check_seeds(cfg, seeds)
-    crawl = EmbeddedCrawl(cfg, seeds, index=index)
+    crawl = EmbeddedCrawl(cfg, seeds, index=index, continuous=continuous)
     with ProgressView(enabled=progress) as view:
         summary = crawl.run(on_tick=view.tick)
         view.tick(crawl)
@@ -53,7 +53,46 @@ def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None) -> int: 
 
 
 def crawl(cfg: Settings, args: argparse.Namespace) -> int:
-    return _crawl(cfg, args.seeds, progress=not args.no_progress)
+    return _crawl(cfg, args.seeds, progress=not args.no_progress, continuous=args.continuous)
+
+
+def frontier(cfg: Settings, args: argparse.Namespace) -> int:
+    from services.common.bootstrap import build_frontier_state
+    from services.scheduler.frontier_report import frontier_report
+
+    if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
+        raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
+    report = frontier_report(build_frontier_state(cfg), hosts=args.hosts)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    _print_frontier(report)
+    return 0
+
+
+def _print_frontier(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(
+        f"queued [bold]{report['queued']}[/] (due now {report['due_now']}), in flight {report['in_flight']}, "
+        f"fetched {report['fetched']}, failed {report['failed']}, excluded {report['excluded']}, "
+        f"hosts {report['hosts_total']}"
+    )
+    hosts = Table("host", "queued", "in flight", "delay s", "robots", "next fetch in s", title="hosts")
+    for h in report["hosts"]:
+        hosts.add_row(h["host"], str(h["queued"]), str(h["in_flight"]), f"{h['delay_s']:g}", h["robots"], f"{h['next_fetch_in_s']:g}")
+    console.print(hosts)
+    if report["blocked_hosts"]:
+        blocked = Table("host", "blocked for s", "why", title="blocked hosts")
+        for b in report["blocked_hosts"]:
+            blocked.add_row(b["host"], f"{b['in_s']:.0f}", b["reason"])
+        console.print(blocked)
+    upcoming = Table("url", "state", "in s", title="next fetches and recrawls")
+    for u in report["upcoming"]:
+        upcoming.add_row(u["url"], u["state"], f"{u['in_s']:.0f}")
+    console.print(upcoming)
 
 
 def search(cfg: Settings, args: argparse.Namespace) -> int:
@@ -117,7 +156,7 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
     print(f"Tansuo search UI on http://{cfg.api_host}:{server.port}/  (Ctrl-C to stop)", file=sys.stderr)
     try:
-        status = _crawl(cfg, args.seeds, progress=not args.no_progress, index=index)
+        status = _crawl(cfg, args.seeds, progress=not args.no_progress, index=index, continuous=args.continuous)
         if status != 0:
             return status
         print("crawl done; still serving (Ctrl-C to stop)", file=sys.stderr)

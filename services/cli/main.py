@@ -46,6 +46,11 @@ def _crawl_options(p: argparse.ArgumentParser) -> None:
         help="allow loopback, private and link-local addresses (local sites, tests)",
     )
     p.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    p.add_argument(
+        "--continuous",
+        action="store_true",
+        help="keep crawling: recrawl pages when due instead of stopping when the frontier is empty",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     _crawl_options(run)
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8080)
+
+    frontier = sub.add_parser("frontier", help="what the crawl frontier holds: queues, hosts, blocks, next fetches")
+    frontier.add_argument("--data", required=True, type=Path)
+    frontier.add_argument("--hosts", type=int, default=20, help="hosts to list, busiest first")
+    frontier.add_argument("--json", action="store_true", help="print exactly the API's /api/frontier JSON")
 
     demo = sub.add_parser("demo", help="build Debian's Chinese manuals as a local site, crawl it, serve the UI")
     demo.add_argument("--data", type=Path, default=Path("tansuo-demo"))
@@ -125,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "search": commands.search,
         "serve": commands.serve,
         "demo": commands.demo,
+        "frontier": commands.frontier,
     }
     try:
         cfg = _settings(args)

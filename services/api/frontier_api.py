@@ -1,0 +1,21 @@
+"""GET /api/frontier: the crawl frontier's state as JSON (same as `tansuo frontier --json`)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+from flask.typing import ResponseReturnValue
+
+from services.scheduler.frontier_report import frontier_report
+
+bp = Blueprint("frontier_api", __name__)
+
+
+@bp.get("/frontier")
+def frontier() -> ResponseReturnValue:
+    """Queued, in flight, due now, per-host counts, blocked hosts and next fetches."""
+    state = current_app.extensions.get("tansuo.frontier")
+    if state is None:
+        from services.common.bootstrap import build_frontier_state
+
+        state = current_app.extensions["tansuo.frontier"] = build_frontier_state(current_app.extensions["tansuo.settings"])
+    return jsonify(frontier_report(state))
