@@ -177,6 +177,7 @@ class IndexDoc:
     anchors_tokens: str = ""
     pagerank: float = 0.0  # PageRank, sums to 1 over the graph
     rank: float = 0.0  # PageRank x N: the scale-free rank feature, 1.0 = average page
+    minhash: tuple[int, ...] = ()  # near-duplicate signature of the body; () = too short to judge
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,11 @@ class SearchIndex(Protocol):
     def url_for_hash(self, content_hash: str) -> str | None:
         """URL of a committed document with this content hash, if any."""
 
+    def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
+        """Committed documents sharing at least one LSH band term with this MinHash
+        signature (``services.indexer.minhash.bands``), as (url, their signature):
+        candidates only; the caller judges the similarity."""
+
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
         """Write PageRank and inbound anchor text into existing documents; URLs not in
         the index are ignored. Visible after ``commit``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from services.common.model import IndexDoc, PageEvent
+from services.indexer.minhash import signature
 from services.indexer.chinese_tokens import segment_with_subwords
 
 
@@ -48,4 +49,5 @@ def build_document(event: PageEvent) -> IndexDoc:
         body_tokens=" ".join(body_tokens),
         subword_tokens=" ".join(title_extras + headings_extras + body_extras),
         fetched_at=event.fetched_at,
+        minhash=signature(body_tokens),
     )

@@ -12,10 +12,12 @@ import logging
 import threading
 import time
 
-from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS, PageEvent, PageRemoval
+from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS, IndexDoc, PageEvent, PageRemoval
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
 from services.indexer.document_builder import build_document, doc_url
+from services.indexer import minhash
+from services.scheduler.url_canonical import canonical_preference
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class Indexer:
         # content hash -> URL and URLs deleted, in the uncommitted batch: url_for_hash
         # only knows committed documents.
         self._batch_hashes: dict[str, str] = {}
+        self._batch_signatures: dict[str, tuple[int, ...]] = {}  # uncommitted documents' MinHash
         self._batch_deleted: set[str] = set()
         self._last_commit = time.monotonic()
 
@@ -88,22 +91,24 @@ class Indexer:
     def _forget(self, url: str) -> None:
         for h in [h for h, u in self._batch_hashes.items() if u == url]:
             del self._batch_hashes[h]
+        self._batch_signatures.pop(url, None)
+
+    def _rivals(self, doc: IndexDoc) -> set[str]:
+        """Other URLs holding the same content, or nearly the same (MinHash)."""
+        rivals = set()
+        owner = self._owner_of(doc.content_hash)
+        if owner is not None:
+            rivals.add(owner)
+        if doc.minhash:
+            candidates = [c for c in self._index.near_duplicates(doc.minhash) if c[0] not in self._batch_deleted]
+            candidates += list(self._batch_signatures.items())
+            rivals.update(u for u, sig in candidates if minhash.similarity(sig, doc.minhash) >= minhash.THRESHOLD)
+        rivals.discard(doc.url)
+        return rivals
 
     def _handle(self, event: PageEvent) -> None:
         if event.indexable:
-            doc = build_document(event)
-            owner = self._owner_of(doc.content_hash)
-            if owner is not None and owner != doc.url:
-                self._count(duplicates=1)
-                return
-            self._index.upsert([doc])
-            self._forget(doc.url)  # its old content, if it changed within the batch
-            if doc.content_hash:
-                self._batch_hashes[doc.content_hash] = doc.url
-            self._batch_deleted.discard(doc.url)
-            self._writes += 1
-            self._dirty = True
-            self._count(indexed=1)
+            self._index_page(build_document(event))
         elif event.kind == "page" and event.noindex and 200 <= event.status < 300 and not event.error:
             url = doc_url(event)
             urls = {url, event.url}  # the page may have been indexed under either
@@ -114,6 +119,33 @@ class Indexer:
             self._writes += 1
             self._dirty = True
             self._count(deleted=1)
+
+    def _index_page(self, doc: IndexDoc) -> None:
+        """One copy of each content: the most canonical-looking URL wins, whatever the
+        crawl order, so a print version or a tracking-parameter copy never displaces it."""
+        rivals = self._rivals(doc)
+        if any(canonical_preference(r) < canonical_preference(doc.url) for r in rivals):
+            self._count(duplicates=1)
+            return
+        if rivals:
+            self._drop(sorted(rivals))
+            self._count(duplicates=len(rivals))
+        self._index.upsert([doc])
+        self._forget(doc.url)  # its old content, if it changed within the batch
+        if doc.content_hash:
+            self._batch_hashes[doc.content_hash] = doc.url
+        if doc.minhash:
+            self._batch_signatures[doc.url] = doc.minhash
+        self._batch_deleted.discard(doc.url)
+        self._writes += 1
+        self._dirty = True
+        self._count(indexed=1)
+
+    def _drop(self, urls: list[str]) -> None:
+        self._index.delete(urls)
+        for u in urls:
+            self._forget(u)
+            self._batch_deleted.add(u)
 
     def _consume_removals(self) -> int:
         """Gone and redirected pages leave the index, unless fetched again since."""
@@ -176,6 +208,7 @@ class Indexer:
         self._writes = 0
         self._dirty = False
         self._batch_hashes.clear()
+        self._batch_signatures.clear()
         self._batch_deleted.clear()
         self._last_commit = time.monotonic()
 

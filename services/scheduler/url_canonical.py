@@ -37,3 +37,11 @@ def canonicalize(url: str) -> str:
 def host_of(url: str) -> str:
     """The politeness key: host plus non-default port, lower-case, as in canonical URLs."""
     return urlsplit(url).netloc.lower()
+
+
+def canonical_preference(url: str) -> tuple[int, int, int, str]:
+    """Sort key among URLs of one content, most canonical first: no query string,
+    then fewer path segments, then shorter, then alphabetical (so ties are stable)."""
+    parts = urlsplit(url)
+    segments = len([p for p in parts.path.split("/") if p])
+    return (1 if parts.query else 0, segments, len(url), url)

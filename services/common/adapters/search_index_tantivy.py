@@ -27,6 +27,7 @@ from tantivy import Occur, Query
 
 from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery
 from services.common.settings import Settings
+from services.indexer import minhash
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ def _schema() -> tantivy.Schema:
         option = "freq" if name == "subword_tokens" else "position"
         sb.add_text_field(name, stored=True, tokenizer_name="whitespace", index_option=option)
     sb.add_text_field("content_hash", stored=True, tokenizer_name="raw")
+    sb.add_bytes_field("minhash", stored=True, indexed=False)
+    sb.add_text_field("minhash_bands", stored=False, tokenizer_name="raw")
     sb.add_float_field("fetched_at", stored=True)
     sb.add_float_field("pagerank", stored=True, fast=True)
     sb.add_float_field("rank", stored=True, fast=True)
@@ -71,6 +74,9 @@ def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
     for name in _TOKEN_FIELDS:
         out.add_text(name, getattr(doc, name))
     out.add_text("content_hash", doc.content_hash)
+    out.add_bytes("minhash", minhash.pack(doc.minhash))
+    for band in minhash.bands(doc.minhash):
+        out.add_text("minhash_bands", band)
     out.add_float("fetched_at", float(doc.fetched_at))
     out.add_float("pagerank", float(doc.pagerank))
     out.add_float("rank", float(doc.rank))
@@ -106,6 +112,7 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
         anchors_tokens=text("anchors_tokens"),
         pagerank=number("pagerank"),
         rank=number("rank"),
+        minhash=minhash.unpack(bytes(doc.get_first("minhash") or b"")),
     )
 
 
@@ -225,6 +232,18 @@ class TantivySearchIndex:
         urls = [searcher.doc(addr).get_first("url") for _, addr in hits]
         # Two URLs may share a hash after a race; the smallest is a stable answer.
         return min((str(u) for u in urls if u), default=None)
+
+    def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
+        terms = minhash.bands(signature)
+        if not terms:
+            return []
+        searcher = self._searcher()
+        query = Query.boolean_query([(Occur.Should, self._term("minhash_bands", t)) for t in terms])
+        found = []
+        for _, addr in searcher.search(query, limit=100).hits:
+            doc = searcher.doc(addr)
+            found.append((str(doc.get_first("url")), minhash.unpack(bytes(doc.get_first("minhash") or b""))))
+        return sorted(found)
 
     def count(self) -> int:
         return int(self._searcher().num_docs)
