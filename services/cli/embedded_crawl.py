@@ -27,6 +27,7 @@ from services.crawler.worker import CrawlerWorker
 from services.indexer.indexer import Indexer
 from services.ranker.ranker import Ranker
 from services.scheduler.frontier import Frontier
+from services.scheduler.lease_check import lease_checker
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
 
@@ -79,7 +80,7 @@ class EmbeddedCrawl:
         self.continuous = continuous
         self.indexer = Indexer(cfg, self.bus, self.index)
         self.ranker = Ranker(cfg, self.bus, build_link_graph(cfg), self.index)
-        self.worker = CrawlerWorker(cfg, self.bus, build_page_store(cfg))
+        self.worker = CrawlerWorker(cfg, self.bus, build_page_store(cfg), lease_check=lease_checker(self.frontier.state))
         self._stop = threading.Event()
         self._finished = threading.Event()
         self._started = time.monotonic()

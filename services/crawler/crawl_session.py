@@ -8,10 +8,11 @@ deep-copied per crawler, and a bus connection cannot be copied.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from services.common.model import PageEvent
+from services.common.model import FetchJob, PageEvent
 from services.common.ports import Bus
 from services.common.settings import Settings
 
@@ -61,4 +62,6 @@ class CrawlSession:
     bus: Bus
     publisher: PagePublisher
     stop_requested: threading.Event = field(default_factory=threading.Event)
+    # Asked before each fetch; False drops a job whose lease the frontier no longer holds.
+    lease_check: Callable[[FetchJob], bool] | None = None
     in_flight: int = 0  # jobs handed to Scrapy and not yet published; reactor thread only

@@ -100,6 +100,11 @@ class FrontierScheduler(BaseScheduler):
             logger.warning("skipping malformed fetch job at offset %s", message.offset)
             self._session.publisher.skip(message)
             return
+        check = self._session.lease_check
+        if check is not None and not check(job):
+            logger.debug("dropping stale fetch job for %s", job.url)
+            self._session.publisher.skip(message)
+            return
         spider: TansuoSpider = self._crawler.spider  # type: ignore[assignment]
         try:
             request = spider.request_for(job, message)

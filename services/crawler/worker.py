@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from scrapy.crawler import CrawlerProcess
 
+from services.common.model import FetchJob
 from services.common.ports import Bus, PageStore
 from services.common.settings import Settings
 from services.crawler.crawl_session import CrawlSession, WorkerStats
@@ -28,10 +29,16 @@ _QUIET_LOGGERS = ("scrapy", "twisted", "protego", "filelock", "charset_normalize
 class CrawlerWorker:
     """Fetches the jobs on TOPIC_FETCHES until stopped. One ``run()`` per process."""
 
-    def __init__(self, cfg: Settings, bus: Bus, store: PageStore) -> None:
+    def __init__(
+        self, cfg: Settings, bus: Bus, store: PageStore, lease_check: Callable[[FetchJob], bool] | None = None
+    ) -> None:
+        """``lease_check`` (see services.scheduler.lease_check) lets the worker drop
+        redelivered jobs that the frontier has already finished."""
         self._cfg = cfg
         self.stats = WorkerStats()
-        self._session = CrawlSession(cfg=cfg, bus=bus, publisher=PagePublisher(bus, store, self.stats))
+        self._session = CrawlSession(
+            cfg=cfg, bus=bus, publisher=PagePublisher(bus, store, self.stats), lease_check=lease_check
+        )
         self._started = False
 
     def run(self) -> None:
