@@ -46,6 +46,13 @@ def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
         from services.common.adapters.search_index_tantivy import TantivySearchIndex
 
         return TantivySearchIndex(cfg.data_dir / "index", cfg, read_only=read_only)
+    if scheme in ("elasticsearch", "elasticsearchs"):
+        from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
+
+        try:
+            return ElasticsearchSearchIndex.from_url(cfg.index, cfg, read_only=read_only)
+        except ValueError as exc:  # a malformed TANSUO_INDEX
+            raise ConfigError(f"TANSUO_INDEX: {exc}") from exc
     raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (expected empty for embedded)")
 
 

@@ -71,6 +71,11 @@ class Settings(BaseSettings):
     crawler_allow_private_networks: bool = False
     crawler_max_body_chars: int = Field(default=200_000, ge=1000)
 
+    # --- search index backend (Elasticsearch)
+    index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index
+    index_replicas: int = Field(default=1, ge=0)  # 0 on a single-node cluster
+    index_timeout_s: float = Field(default=30.0, gt=0)  # client request timeout
+
     # --- indexer
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
     indexer_batch_size: int = Field(default=200, ge=1)

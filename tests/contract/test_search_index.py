@@ -2,8 +2,8 @@
 
 Documents are built already segmented (``tests.page_events.index_doc``: the words
 of a text are its tokens), so the checks hold for any backend that searches the
-``*_tokens`` fields as whitespace-separated terms. An Elasticsearch adapter joins
-as another ``backend`` param.
+``*_tokens`` fields as whitespace-separated terms. The Elasticsearch adapter runs
+as the ``elasticsearch`` param (marked integration) against a session noida-db server.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
 from services.common.adapters.search_index_tantivy import TantivySearchIndex
 from services.common.model import LinkFields, SearchQuery
 from services.common.ports import SearchIndex
@@ -27,13 +28,20 @@ A, B, C = "https://a.example.cn/", "https://b.example.cn/", "https://c.example.c
 OpenIndex = Callable[..., SearchIndex]
 
 
-@pytest.fixture(params=["tantivy"])
+@pytest.fixture(params=["tantivy", pytest.param("elasticsearch", marks=pytest.mark.integration)])
 def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenIndex]:
     """Opens instances on one store: a writer, or a read-only view for another process."""
     opened: list[SearchIndex] = []
+    if request.param == "elasticsearch":
+        # A fresh alias per test on the session's server (es_alias deletes it after).
+        url = request.getfixturevalue("es_index_url")
 
     def open_(read_only: bool = False, cfg: Settings = CFG) -> SearchIndex:
-        index = TantivySearchIndex(tmp_path / "index", cfg, read_only=read_only)
+        index: SearchIndex
+        if request.param == "elasticsearch":
+            index = ElasticsearchSearchIndex.from_url(url, cfg, read_only=read_only)
+        else:
+            index = TantivySearchIndex(tmp_path / "index", cfg, read_only=read_only)
         opened.append(index)
         return index
 
@@ -307,3 +315,25 @@ def test_two_threads_can_write_through_one_instance(index: SearchIndex) -> None:
         t.join()
     index.commit()
     assert index.count() == 60
+
+
+def test_near_duplicates_finds_documents_sharing_a_band_with_their_signatures(index: SearchIndex) -> None:
+    from services.indexer import minhash
+
+    words = [f"词{n}" for n in range(120)]
+    sig = minhash.signature(words)
+    close = minhash.signature(words[:110] + ["别的", "词语"] * 5)
+    far = minhash.signature([f"其他{n}" for n in range(120)])
+    index.upsert(
+        [
+            replace(index_doc("http://a.cn/1"), minhash=sig),
+            replace(index_doc("http://a.cn/2"), minhash=far),
+            index_doc("http://a.cn/3"),  # too short to have a signature
+        ]
+    )
+    index.commit()
+    found = dict(index.near_duplicates(close))
+    assert "http://a.cn/1" in found and found["http://a.cn/1"] == sig
+    assert "http://a.cn/2" not in found
+    assert index.near_duplicates(()) == []
+    assert index.get("http://a.cn/1").minhash == sig
