@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     search_rescore_window: int = Field(default=500, ge=10)
     search_max_page_size: int = Field(default=100, ge=1)
 
+    # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off
+    tasks_broker: str = ""  # redis://…; empty = the Redis of TANSUO_STATE
+    tasks_pagerank_interval_s: float = Field(default=300.0, ge=0)
+    tasks_recrawl_sweep_interval_s: float = Field(default=60.0, ge=0)
+    tasks_reindex_interval_s: float = Field(default=0.0, ge=0)
+
     # --- api
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8080, ge=0, le=65535)

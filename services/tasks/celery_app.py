@@ -1,0 +1,78 @@
+"""Celery for cluster mode: PageRank recomputation, recrawl sweeps and reindexing,
+on a beat schedule set by configuration.
+
+    celery -A services.tasks.celery_app worker --loglevel=INFO
+    celery -A services.tasks.celery_app beat
+
+The broker is TANSUO_TASKS_BROKER, or else the Redis of TANSUO_STATE. Tasks take no
+arguments: each worker reads its settings from the environment, like every service.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from celery import Celery
+
+from services.common.settings import Settings
+from services.tasks import jobs
+
+
+def broker_url(cfg: Settings) -> str:
+    if cfg.tasks_broker:
+        return cfg.tasks_broker
+    if cfg.state.startswith(("redis://", "rediss://")):
+        return cfg.state.split("?", 1)[0]
+    raise ValueError("Celery needs a broker: set TANSUO_TASKS_BROKER or a redis:// TANSUO_STATE")
+
+
+def beat_schedule(cfg: Settings) -> dict[str, dict[str, Any]]:
+    """An interval of 0 turns a job off."""
+    plan = {
+        "recompute-pagerank": ("services.tasks.recompute_pagerank", cfg.tasks_pagerank_interval_s),
+        "sweep-recrawl": ("services.tasks.sweep_recrawl", cfg.tasks_recrawl_sweep_interval_s),
+        "reindex": ("services.tasks.reindex", cfg.tasks_reindex_interval_s),
+    }
+    return {name: {"task": task, "schedule": every} for name, (task, every) in plan.items() if every > 0}
+
+
+def create_celery(cfg: Settings | None = None) -> Celery:
+    cfg = cfg or Settings()
+    app = Celery("tansuo", broker=broker_url(cfg), backend=broker_url(cfg))
+    app.conf.update(
+        beat_schedule=beat_schedule(cfg),
+        task_acks_late=True,  # a worker killed mid-task leaves it for another worker
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,  # PageRank is long: one task at a time per process
+        broker_connection_retry_on_startup=True,
+        task_default_queue="tansuo",
+        timezone="UTC",
+    )
+
+    @app.task(name="services.tasks.recompute_pagerank")
+    def recompute_pagerank() -> dict[str, Any]:
+        return jobs.recompute_pagerank(Settings())
+
+    @app.task(name="services.tasks.sweep_recrawl")
+    def sweep_recrawl() -> int:
+        return jobs.sweep_recrawl(Settings())
+
+    @app.task(name="services.tasks.reindex")
+    def reindex() -> str:
+        return jobs.reindex(Settings())
+
+    return app
+
+
+@cache
+def _default_app() -> Celery:
+    return create_celery()
+
+
+def __getattr__(name: str) -> Celery:
+    # `celery -A services.tasks.celery_app` looks up `app`/`celery` on this module;
+    # building it lazily keeps importing the module free of broker settings.
+    if name in ("app", "celery"):
+        return _default_app()
+    raise AttributeError(name)
