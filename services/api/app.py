@@ -8,7 +8,7 @@ import threading
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from services.api import frontier_api, health, search_api, web_ui
+from services.api import frontier_api, health, search_api, seeds_api, web_ui
 from services.api.search_service import SearchService
 from services.common.bootstrap import build_search_index
 from services.common.ports import SearchIndex
@@ -31,6 +31,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.extensions["tansuo.search"] = SearchService(cfg, index)
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
+    app.register_blueprint(seeds_api.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
     _register_error_handlers(app)

@@ -95,6 +95,24 @@ def _print_frontier(report: dict) -> None:
     console.print(upcoming)
 
 
+def seed(cfg: Settings, args: argparse.Namespace) -> int:
+    from services.common.bootstrap import build_bus
+    from services.scheduler.seed_submission import BadSeeds, seed_request, submit
+
+    try:
+        request = seed_request(args.seeds, args.allow_domain, source="cli")
+    except BadSeeds as exc:
+        raise CommandError(str(exc)) from None
+    bus = build_bus(cfg)
+    try:
+        submit(bus, request)
+    finally:
+        bus.close()
+    where = cfg.bus or str(cfg.data_dir)
+    print(f"sent {len(request.urls)} seed(s) to {where}; the scheduler adds them on its next poll", file=sys.stderr)
+    return 0
+
+
 def search(cfg: Settings, args: argparse.Namespace) -> int:
     from services.api.search_service import BadQuery, SearchService
 

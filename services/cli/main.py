@@ -79,6 +79,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8080)
 
+    seed = sub.add_parser("seed", help="send seeds to a running crawl (cluster, or a --continuous embedded crawl)")
+    seed.add_argument("seeds", nargs="+", metavar="URL")
+    seed.add_argument("--allow-domain", action="append", default=[], metavar="D",
+                      help="add this domain to the crawl's scope (default: the seeds' hosts)")
+    seed.add_argument("--data", type=Path, default=Path("tansuo-data"),
+                      help="data directory of an embedded crawl (ignored when TANSUO_BUS is set)")
+
     frontier = sub.add_parser("frontier", help="what the crawl frontier holds: queues, hosts, blocks, next fetches")
     frontier.add_argument("--data", required=True, type=Path)
     frontier.add_argument("--hosts", type=int, default=20, help="hosts to list, busiest first")
@@ -99,7 +106,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     """CLI flags override TANSUO_* variables, which override defaults."""
     overrides: dict[str, Any] = {"data_dir": args.data}
     flag_to_field = {
-        "allow_domain": "frontier_allow_domains",
+        # `tansuo seed --allow-domain` widens a running crawl's scope; it is sent, not set.
+        "allow_domain": "frontier_allow_domains" if args.command != "seed" else "",
         "include": "frontier_include_patterns",
         "exclude": "frontier_exclude_patterns",
         "max_pages": "frontier_max_pages",
@@ -111,7 +119,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     }
     for flag, field in flag_to_field.items():
         value = getattr(args, flag, None)
-        if value not in (None, []):
+        if field and value not in (None, []):
             overrides[field] = tuple(value) if isinstance(value, list) else value
     if getattr(args, "allow_private_networks", False):
         overrides["crawler_allow_private_networks"] = True
@@ -136,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": commands.serve,
         "demo": commands.demo,
         "frontier": commands.frontier,
+        "seed": commands.seed,
     }
     try:
         cfg = _settings(args)

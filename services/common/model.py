@@ -42,6 +42,7 @@ TOPIC_FETCHES = "fetches.scheduled"  # scheduler -> crawler, key = host
 TOPIC_PAGES = "pages.fetched"  # crawler -> indexer, ranker, scheduler, key = host
 TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, key = host of the source page
 TOPIC_REMOVALS = "pages.removed"  # scheduler -> indexer, key = host
+TOPIC_SEEDS = "seeds.submitted"  # `tansuo seed`, POST /api/seeds -> scheduler
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,16 @@ class LinkBatch(WireMessage):
             kind=str(data.get("kind", "page")),
             sitemaps=list(data.get("sitemaps", [])),
         )
+
+
+@dataclass(frozen=True)
+class SeedRequest(WireMessage):
+    """Seeds for a running crawl. With no ``allow_domains``, the seeds' hosts join the scope."""
+
+    urls: list[str] = field(default_factory=list)
+    allow_domains: list[str] = field(default_factory=list)
+    submitted_at: float = 0.0
+    source: str = ""  # "cli" or "api", for the log
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ class Settings(BaseSettings):
 
     # --- api
     api_host: str = "127.0.0.1"
+    api_token: str = ""  # bearer token for POST /api/seeds; empty turns seeding over the API off
     api_port: int = Field(default=8080, ge=0, le=65535)
 
     @field_validator(

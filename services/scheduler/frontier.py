@@ -39,7 +39,8 @@ class Frontier:
     ) -> None:
         self.cfg = cfg
         self.state = state
-        self.scope = scope
+        # Domains submitted with seeds to a running crawl stay in scope after a restart.
+        self.scope = scope.with_domains(state.scope_domains())
         self.clock = clock
         self.robots = RobotsRules(cfg.crawler_user_agent)
 
@@ -62,6 +63,14 @@ class Frontier:
             self.state.requeue_seed(url, self.clock())
             accepted.append(url)
         return accepted
+
+    def submit_seeds(self, urls: list[str], allow_domains: list[str]) -> list[str]:
+        """Seeds sent to a running crawl: their domains (or, with none given, their hosts)
+        join the scope for good, then the seeds are admitted like any other."""
+        domains = list(allow_domains) or sorted({urlsplit(u).hostname or "" for u in urls} - {""})
+        self.scope = self.scope.with_domains(domains)  # raises ValueError on a bad domain
+        self.state.add_scope_domains(domains)
+        return self.add_seeds(urls)
 
     def offer_links(self, batch: LinkBatch) -> int:
         """Admit a page's outlinks, or a sitemap's entries; returns how many were new."""

@@ -10,7 +10,16 @@ import logging
 import threading
 import time
 
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS, LinkBatch, PageEvent
+from services.common.model import (
+    TOPIC_FETCHES,
+    TOPIC_LINKS,
+    TOPIC_PAGES,
+    TOPIC_REMOVALS,
+    TOPIC_SEEDS,
+    LinkBatch,
+    PageEvent,
+    SeedRequest,
+)
 from services.common.ports import Bus
 from services.scheduler.frontier import Frontier
 
@@ -34,13 +43,26 @@ class Scheduler:
         """One cycle: admit links first (so a page's links are queued before its outcome
         may make the frontier look empty), then outcomes, then hand out due jobs.
         Returns the number of messages and jobs handled."""
-        handled = self._consume_links(0.0)
+        handled = self._consume_seeds() + self._consume_links(0.0)
         handled += self._consume_outcomes(timeout_s if handled == 0 else 0.0)
         if self.continuous and time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + self.frontier.cfg.frontier_sweep_interval_s
             handled += self.frontier.sweep_recrawl()
         handled += self._dispatch()
         return handled
+
+    def _consume_seeds(self) -> int:
+        msgs = self.bus.poll(TOPIC_SEEDS, GROUP, 0.0, max_messages=50)
+        for m in msgs:
+            try:
+                request = SeedRequest.from_bytes(m.payload)
+                accepted = self.frontier.submit_seeds(request.urls, request.allow_domains)
+            except (ValueError, KeyError, TypeError) as exc:
+                log.error("dropping bad seed request at offset %s: %s", m.offset, exc)
+                continue
+            log.info("seeds from %s: %d of %d accepted", request.source or "?", len(accepted), len(request.urls))
+        self.bus.commit(GROUP, msgs)
+        return len(msgs)
 
     def _consume_links(self, timeout_s: float) -> int:
         msgs = self.bus.poll(TOPIC_LINKS, GROUP, timeout_s, max_messages=200)
@@ -78,7 +100,8 @@ class Scheduler:
     def idle(self) -> bool:
         """Caught up with every input and nothing left to fetch."""
         return (
-            self.bus.pending(TOPIC_LINKS, GROUP) == 0
+            self.bus.pending(TOPIC_SEEDS, GROUP) == 0
+            and self.bus.pending(TOPIC_LINKS, GROUP) == 0
             and self.bus.pending(TOPIC_PAGES, GROUP) == 0
             and self.frontier.finished()
         )

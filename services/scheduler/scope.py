@@ -56,6 +56,16 @@ class Scope:
         )
         return cls(domains, cfg.frontier_include_patterns, cfg.frontier_exclude_patterns, cfg.frontier_max_url_length)
 
+    def with_domains(self, domains: Iterable[str]) -> "Scope":
+        """This scope plus more allowed domains (seeds submitted to a running crawl)."""
+        known = {(d.suffix, d.wildcard) for d in self.domains}
+        extra = [d for d in map(DomainRule.parse, domains) if (d.suffix, d.wildcard) not in known]
+        if not extra:
+            return self
+        wider = Scope([], max_url_length=self.max_url_length)
+        wider.domains, wider.include, wider.exclude = self.domains + extra, self.include, self.exclude
+        return wider
+
     def rejects(self, url: str) -> str:
         """Why a canonical URL is out of scope, or "" when it is in."""
         if len(url) > self.max_url_length:

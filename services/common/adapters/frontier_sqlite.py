@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS hosts (
 );
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS scope_domains (domain TEXT PRIMARY KEY);
 """
 
 _HOST_COLUMNS = (
@@ -350,6 +351,14 @@ class SqliteFrontierState:
                 (limit,),
             ).fetchall()
         return [(u, st, due) for u, st, due in rows]
+
+    def add_scope_domains(self, domains: Sequence[str]) -> None:
+        with self._tx() as db:
+            db.executemany("INSERT OR IGNORE INTO scope_domains(domain) VALUES (?)", [(d,) for d in domains])
+
+    def scope_domains(self) -> list[str]:
+        with self._lock:
+            return [d for (d,) in self._db.execute("SELECT domain FROM scope_domains ORDER BY domain")]
 
     # --- counters ----------------------------------------------------------------------
 

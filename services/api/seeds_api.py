@@ -1,0 +1,45 @@
+"""POST /api/seeds: start or widen a crawl on a running cluster (bearer token required)."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Blueprint, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from services.scheduler.seed_submission import BadSeeds, seed_request, submit
+
+bp = Blueprint("seeds_api", __name__)
+
+
+def _authorised(token: str) -> bool:
+    header = request.headers.get("Authorization", "")
+    given = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
+    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+
+
+@bp.post("/seeds")
+def seeds() -> ResponseReturnValue:
+    """Body: {"urls": [...], "allow_domains": [...]}; answers 202 once the seeds are queued."""
+    cfg = current_app.extensions["tansuo.settings"]
+    if not cfg.api_token:
+        return jsonify(error="seeding over the API is disabled: set TANSUO_API_TOKEN"), 403
+    if not _authorised(cfg.api_token):
+        return jsonify(error="missing or wrong bearer token"), 401, {"WWW-Authenticate": "Bearer"}
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
+        return jsonify(error='expected a JSON object {"urls": [...], "allow_domains": [...]}'), 400
+    domains = body.get("allow_domains") or []
+    if not isinstance(domains, list) or not all(isinstance(d, str) for d in domains):
+        return jsonify(error="allow_domains must be a list of strings"), 400
+    try:
+        req = seed_request(body["urls"], domains, source="api")
+    except BadSeeds as exc:
+        return jsonify(error=str(exc)), 400
+    bus = current_app.extensions.get("tansuo.bus")
+    if bus is None:
+        from services.common.bootstrap import build_bus
+
+        bus = current_app.extensions["tansuo.bus"] = build_bus(cfg)
+    submit(bus, req)
+    return jsonify(accepted=len(req.urls), urls=req.urls, allow_domains=req.allow_domains), 202
