@@ -3,22 +3,43 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from services.common.adapters.link_graph_redis import RedisLinkGraph
 from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
 from services.common.ports import LinkGraph
 
 A, B, C = "https://example.cn/a", "https://example.cn/b", "https://example.cn/c"
 
 
-@pytest.fixture(params=["sqlite"])
-def graph(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LinkGraph]:
-    g = SqliteLinkGraph(tmp_path / "links.sqlite3")
-    yield g
-    g.close()
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.integration)])
+def open_graph(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], LinkGraph]]:
+    """Opens a new adapter on the same stored graph each time it is called."""
+    opened: list[LinkGraph] = []
+    if request.param == "sqlite":
+        path = tmp_path / "links.sqlite3"
+
+        def open_one() -> LinkGraph:
+            opened.append(SqliteLinkGraph(path))
+            return opened[-1]
+    else:
+        url = request.getfixturevalue("redis_url")
+
+        def open_one() -> LinkGraph:
+            opened.append(RedisLinkGraph.from_url(url))
+            return opened[-1]
+
+    yield open_one
+    for g in opened:
+        g.close()
+
+
+@pytest.fixture
+def graph(open_graph: Callable[[], LinkGraph]) -> LinkGraph:
+    return open_graph()
 
 
 def anchor_sets(graph: LinkGraph) -> dict[str, list[str]]:
@@ -83,13 +104,12 @@ def test_targets_that_were_never_sources_are_not_nodes(graph: LinkGraph) -> None
     assert B not in graph.nodes()
 
 
-def test_the_graph_survives_a_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "links.sqlite3"
-    first = SqliteLinkGraph(path)
+def test_the_graph_survives_a_reopen(open_graph: Callable[[], LinkGraph]) -> None:
+    first = open_graph()
     first.set_outlinks(A, [(B, "第二页")])
     first.set_outlinks(B, [])
     first.close()
-    second = SqliteLinkGraph(path)
+    second = open_graph()
     assert sorted(second.nodes()) == [A, B]
     assert list(second.edges()) == [(A, B)]
     assert dict(second.anchors()) == {B: ["第二页"]}

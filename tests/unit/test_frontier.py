@@ -1,13 +1,20 @@
-"""Frontier behaviour with a hand-moved clock: no sleeping, no network."""
+"""Frontier behaviour with a hand-moved clock: no sleeping.
+
+Each behaviour runs over every FrontierState adapter: SQLite in memory (no I/O) and a
+real Redis (marked integration, so ``-m "not integration"`` keeps this file pure).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from services.common.adapters.frontier_redis import RedisFrontierState
 from services.common.adapters.frontier_sqlite import SqliteFrontierState
 from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
+from services.common.ports import FrontierState
 from services.common.settings import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
@@ -23,10 +30,20 @@ class Clock:
         return self.now
 
 
-def make_frontier(clock: Clock, seeds=(f"{SITE}/",), **overrides) -> Frontier:
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.integration)])
+def state(request: pytest.FixtureRequest) -> Iterator[FrontierState]:
+    if request.param == "sqlite":
+        adapter: FrontierState = SqliteFrontierState(Path(":memory:"))
+    else:
+        adapter = RedisFrontierState.from_url(request.getfixturevalue("redis_url"))
+    yield adapter
+    adapter.close()
+
+
+def make_frontier(state: FrontierState, clock: Clock, seeds=(f"{SITE}/",), **overrides) -> Frontier:
     overrides.setdefault("frontier_sitemaps", False)  # sitemaps have tests of their own
     cfg = Settings(data_dir=Path("unused"), **overrides)
-    frontier = Frontier(cfg, SqliteFrontierState(Path(":memory:")), Scope.from_settings(cfg, seeds), clock=clock)
+    frontier = Frontier(cfg, state, Scope.from_settings(cfg, seeds), clock=clock)
     frontier.add_seeds(seeds)
     return frontier
 
@@ -47,17 +64,17 @@ def links(source: str, *urls: str, depth: int = 0) -> LinkBatch:
     return LinkBatch(source=source, depth=depth, links=[Outlink(u) for u in urls])
 
 
-def test_a_new_host_is_asked_for_robots_txt_before_any_page():
+def test_a_new_host_is_asked_for_robots_txt_before_any_page(state):
     clock = Clock()
-    f = make_frontier(clock)
+    f = make_frontier(state, clock)
     jobs = f.dispatch()
     assert [j.kind for j in jobs] == ["robots"]
     assert f.dispatch() == []  # the host has a fetch in flight
 
 
-def test_robots_disallow_is_never_leased_and_allow_overrides():
+def test_robots_disallow_is_never_leased_and_allow_overrides(state):
     clock = Clock()
-    f = make_frontier(clock)
+    f = make_frontier(state, clock)
     f.offer_links(links(f"{SITE}/", f"{SITE}/private/a", f"{SITE}/private/ok", f"{SITE}/b"))
     open_host(f, clock, "User-agent: *\nDisallow: /private/\nAllow: /private/ok\n", status=200)
     fetched = set()
@@ -70,9 +87,9 @@ def test_robots_disallow_is_never_leased_and_allow_overrides():
     assert f.state.url_state(f"{SITE}/private/a")[:2] == ("excluded", "robots")
 
 
-def test_crawl_delay_wins_when_larger_than_the_delay():
+def test_crawl_delay_wins_when_larger_than_the_delay(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_host_delay_s=1.0)
+    f = make_frontier(state, clock, frontier_host_delay_s=1.0)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
     open_host(f, clock, "User-agent: *\nCrawl-delay: 5\n", status=200)
     (job,) = f.dispatch()
@@ -83,9 +100,9 @@ def test_crawl_delay_wins_when_larger_than_the_delay():
     assert [j.url for j in f.dispatch()] == [f"{SITE}/a"]
 
 
-def test_the_delay_counts_from_the_end_of_the_last_fetch():
+def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_host_delay_s=2.0)
+    f = make_frontier(state, clock, frontier_host_delay_s=2.0)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -98,9 +115,9 @@ def test_the_delay_counts_from_the_end_of_the_last_fetch():
     assert len(f.dispatch()) == 1
 
 
-def test_robots_5xx_defers_the_host_and_404_allows_all():
+def test_robots_5xx_defers_the_host_and_404_allows_all(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_failure_backoff_s=60)
+    f = make_frontier(state, clock, frontier_failure_backoff_s=60)
     (job,) = f.dispatch()
     f.complete(answer(job, 503))
     clock.now += 30
@@ -113,9 +130,9 @@ def test_robots_5xx_defers_the_host_and_404_allows_all():
     assert [j.kind for j in f.dispatch()] == ["page"]
 
 
-def test_a_host_whose_robots_keeps_failing_is_given_up():
+def test_a_host_whose_robots_keeps_failing_is_given_up(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_failure_backoff_s=1, frontier_max_fetch_failures=2)
+    f = make_frontier(state, clock, frontier_failure_backoff_s=1, frontier_max_fetch_failures=2)
     for _ in range(2):
         (job,) = f.dispatch()
         f.complete(answer(job, 500))
@@ -125,9 +142,9 @@ def test_a_host_whose_robots_keeps_failing_is_given_up():
     assert f.state.url_state(f"{SITE}/")[0] == "failed"
 
 
-def test_scope_depth_length_and_dedup():
+def test_scope_depth_length_and_dedup(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_max_depth=1, frontier_max_url_length=64)
+    f = make_frontier(state, clock, frontier_max_depth=1, frontier_max_url_length=64)
     added = f.offer_links(
         links(
             f"{SITE}/",
@@ -156,9 +173,9 @@ def test_include_and_exclude_patterns():
     assert scope.rejects(f"{SITE}/docs/a.pdf") == "excluded_pattern"
 
 
-def test_transient_failures_retry_with_backoff_then_fail():
+def test_transient_failures_retry_with_backoff_then_fail(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_failure_backoff_s=10, frontier_max_fetch_failures=3)
+    f = make_frontier(state, clock, frontier_failure_backoff_s=10, frontier_max_fetch_failures=3)
     open_host(f, clock)
     (job,) = f.dispatch()
     f.complete(answer(job, 0, error="timeout"))
@@ -174,9 +191,9 @@ def test_transient_failures_retry_with_backoff_then_fail():
     assert f.finished()
 
 
-def test_retry_after_blocks_the_host_to_the_second():
+def test_retry_after_blocks_the_host_to_the_second(state):
     clock = Clock()
-    f = make_frontier(clock)
+    f = make_frontier(state, clock)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -187,9 +204,9 @@ def test_retry_after_blocks_the_host_to_the_second():
     assert len(f.dispatch()) == 1
 
 
-def test_a_replayed_outcome_changes_nothing():
+def test_a_replayed_outcome_changes_nothing(state):
     clock = Clock()
-    f = make_frontier(clock)
+    f = make_frontier(state, clock)
     open_host(f, clock)
     (job,) = f.dispatch()
     f.complete(answer(job))
@@ -199,9 +216,9 @@ def test_a_replayed_outcome_changes_nothing():
     assert before.fetched == 1
 
 
-def test_with_no_delay_a_host_gets_parallel_fetches():
+def test_with_no_delay_a_host_gets_parallel_fetches(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_host_delay_s=0, frontier_host_parallelism=3)
+    f = make_frontier(state, clock, frontier_host_delay_s=0, frontier_host_parallelism=3)
     f.offer_links(links(f"{SITE}/", *[f"{SITE}/{i}" for i in range(5)]))
     open_host(f, clock)
     jobs = []
@@ -210,9 +227,9 @@ def test_with_no_delay_a_host_gets_parallel_fetches():
     assert len(jobs) == 3
 
 
-def test_max_pages_stops_leasing_and_finishes():
+def test_max_pages_stops_leasing_and_finishes(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_max_pages=2, frontier_host_delay_s=0)
+    f = make_frontier(state, clock, frontier_max_pages=2, frontier_host_delay_s=0)
     f.offer_links(links(f"{SITE}/", *[f"{SITE}/{i}" for i in range(5)]))
     open_host(f, clock)
     seen = 0
@@ -223,9 +240,9 @@ def test_max_pages_stops_leasing_and_finishes():
     assert seen == 2 and f.finished()
 
 
-def test_an_expired_lease_returns_to_the_queue():
+def test_an_expired_lease_returns_to_the_queue(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_lease_timeout_s=60)
+    f = make_frontier(state, clock, frontier_lease_timeout_s=60)
     open_host(f, clock)
     (job,) = f.dispatch()
     clock.now += 61
@@ -235,9 +252,9 @@ def test_an_expired_lease_returns_to_the_queue():
     assert f.state.url_state(job.url)[0] == "leased"
 
 
-def test_a_redirect_queues_its_target_in_scope_only():
+def test_a_redirect_queues_its_target_in_scope_only(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_host_delay_s=0)
+    f = make_frontier(state, clock, frontier_host_delay_s=0)
     open_host(f, clock)
     (job,) = f.dispatch()
     f.complete(answer(job, 301, redirect_to=f"{SITE}/moved"))
@@ -245,9 +262,9 @@ def test_a_redirect_queues_its_target_in_scope_only():
     assert f.state.url_state(job.url)[:2] == ("done", "redirect")
 
 
-def test_a_seed_out_of_scope_is_refused():
+def test_a_seed_out_of_scope_is_refused(state):
     clock = Clock()
-    f = make_frontier(clock, frontier_allow_domains=("other.cn",))
+    f = make_frontier(state, clock, frontier_allow_domains=("other.cn",))
     assert f.add_seeds([f"{SITE}/x"]) == []
 
 
