@@ -26,7 +26,14 @@ def build_bus(cfg: Settings) -> Bus:
         from services.common.adapters.bus_sqlite import SqliteBus
 
         return SqliteBus(cfg.data_dir / "bus.sqlite3")
-    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (expected empty for embedded)")
+    if scheme == "kafka":
+        from services.common.adapters.bus_kafka import KafkaBus
+
+        try:
+            return KafkaBus.from_url(cfg.bus, cfg)
+        except ValueError as exc:
+            raise ConfigError(f"TANSUO_BUS: {exc}") from exc
+    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
 def build_page_store(cfg: Settings) -> PageStore:
@@ -35,7 +42,14 @@ def build_page_store(cfg: Settings) -> PageStore:
         from services.common.adapters.page_store_files import FilePageStore
 
         return FilePageStore(cfg.data_dir / "pages")
-    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (expected empty for embedded)")
+    if scheme in ("s3", "s3+http", "s3+https"):
+        from services.common.adapters.page_store_s3 import S3PageStore
+
+        try:
+            return S3PageStore.from_url(cfg.store, cfg)
+        except ValueError as exc:
+            raise ConfigError(f"TANSUO_STORE: {exc}") from exc
+    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
 def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
@@ -53,7 +67,7 @@ def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
             return ElasticsearchSearchIndex.from_url(cfg.index, cfg, read_only=read_only)
         except ValueError as exc:  # a malformed TANSUO_INDEX
             raise ConfigError(f"TANSUO_INDEX: {exc}") from exc
-    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (expected empty for embedded)")
+    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
 def build_link_graph(cfg: Settings) -> LinkGraph:
@@ -62,7 +76,11 @@ def build_link_graph(cfg: Settings) -> LinkGraph:
         from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
 
         return SqliteLinkGraph(cfg.data_dir / "links.sqlite3")
-    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (expected empty for embedded)")
+    if scheme in ("redis", "rediss"):
+        from services.common.adapters.link_graph_redis import RedisLinkGraph
+
+        return RedisLinkGraph.from_url(cfg.state)
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
 def build_frontier_state(cfg: Settings) -> "FrontierState":
@@ -71,4 +89,8 @@ def build_frontier_state(cfg: Settings) -> "FrontierState":
         from services.common.adapters.frontier_sqlite import SqliteFrontierState
 
         return SqliteFrontierState(cfg.data_dir / "frontier.sqlite3")
-    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (expected empty for embedded)")
+    if scheme in ("redis", "rediss"):
+        from services.common.adapters.frontier_redis import RedisFrontierState
+
+        return RedisFrontierState.from_url(cfg.state)
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")

@@ -30,6 +30,20 @@ class Settings(BaseSettings):
     store: str = ""  # s3://key:secret@host:9000/bucket in a cluster
     index: str = ""  # elasticsearch://host:9200/tansuo in a cluster
 
+    # --- bus (Kafka in a cluster); names go in TANSUO_BUS, tuning here
+    bus_partitions: int = Field(default=12, ge=1)  # of each topic, when Tansuo creates it
+    bus_replication: int = Field(default=1, ge=1)
+    bus_retention_hours: float = Field(default=168.0, gt=0)
+    bus_max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=1024 * 1024)  # producer, topic, fetch
+    bus_session_timeout_ms: int = Field(default=45_000, ge=1000)
+    bus_heartbeat_interval_ms: int = Field(default=3_000, ge=100)
+    bus_request_timeout_s: float = Field(default=10.0, gt=0)
+    bus_delivery_timeout_s: float = Field(default=60.0, gt=0)
+    bus_join_timeout_s: float = Field(default=30.0, gt=0)
+
+    # --- page store (S3 in a cluster)
+    store_timeout_s: float = Field(default=10.0, gt=0)
+
     # --- scheduler (the frontier owns scope and politeness)
     frontier_allow_domains: StrList = ()  # "example.cn" or "*.example.cn"
     frontier_include_patterns: StrList = ()  # regexes a URL must match (any)

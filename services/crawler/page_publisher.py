@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from services.common.json_logging import log_context
+from services.common.metrics import ERRORS
 from services.common.model import TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message, PageStore
 from services.crawler.crawl_session import CONSUMER_GROUP, WorkerStats
@@ -46,9 +48,12 @@ class PagePublisher:
         """Flush the bus, then commit every job published so far. Returns how many."""
         if not self._uncommitted:
             return 0
-        batch, self._uncommitted = self._uncommitted, []
+        # Taken off the list only once flushed: if flush raises, the batch stays and is
+        # committed on a later tick, instead of holding the partition's offset back.
+        batch = list(self._uncommitted)
         self._bus.flush()
         self._bus.commit(CONSUMER_GROUP, batch)
+        del self._uncommitted[: len(batch)]
         return len(batch)
 
     def skip(self, message: Message) -> None:
@@ -68,12 +73,14 @@ class PublishPipeline:
 
     def process_item(self, item: FetchOutcome) -> FetchOutcome:
         session: CrawlSession = self._crawler.spider.session  # type: ignore[union-attr]
-        try:
-            session.publisher.publish(item)
-        except Exception:
-            # Not committed, so the job comes back (after a restart, or when the
-            # frontier's lease expires): losing the page would be worse than a re-fetch.
-            logger.exception("could not publish %s", item.event.url)
-        finally:
-            session.in_flight -= 1
+        with log_context(job_id=item.event.lease_id):
+            try:
+                session.publisher.publish(item)
+            except Exception:
+                # Not committed, so the job comes back (after a restart, or when the
+                # frontier's lease expires): losing the page would be worse than a re-fetch.
+                logger.exception("could not publish %s", item.event.url)
+                ERRORS.labels(service="crawler", kind="publish_failed").inc()
+            finally:
+                session.in_flight -= 1
         return item

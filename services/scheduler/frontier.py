@@ -224,7 +224,10 @@ class Frontier:
             self.state.update_host(
                 info.host, HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=reason), now, True
             )
-            self.state.drop_queued(self.state.queued_urls(info.host), "failed", f"host_unavailable:{reason}")
+            retry_at = now + self.cfg.frontier_failure_recrawl_s
+            self.state.drop_queued(
+                self.state.queued_urls(info.host), "failed", f"failed: host_unavailable:{reason}", due_at=retry_at
+            )
             log.warning("giving up on host %s: robots.txt unavailable (%s)", info.host, reason)
             return
         until = retry_after_until(event.retry_after, now) or now + self._backoff(failures)

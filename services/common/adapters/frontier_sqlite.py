@@ -210,10 +210,14 @@ class SqliteFrontierState:
             room = min(limit, max_in_flight - in_flight)
             if room <= 0:
                 return []
+            # Only hosts with a URL due now: one whose queue is all in retry backoff must
+            # not take a place in `room` while hosts with due URLs wait behind it.
             hosts = db.execute(
                 "SELECT host, inflight FROM hosts WHERE robots_state = 'ready' AND next_allowed_at <= ? "
-                "AND blocked_until <= ? AND inflight < ? AND queued > 0 ORDER BY next_allowed_at LIMIT ?",
-                (now, now, parallelism, room),
+                "AND blocked_until <= ? AND inflight < ? AND queued > 0 AND EXISTS (SELECT 1 FROM urls "
+                "WHERE urls.host = hosts.host AND urls.state = 'queued' AND urls.due_at <= ?) "
+                "ORDER BY next_allowed_at LIMIT ?",
+                (now, now, parallelism, now, room),
             ).fetchall()
             for host, inflight in hosts:
                 slots = min(parallelism - inflight, room - len(leases))
@@ -292,15 +296,19 @@ class SqliteFrontierState:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def drop_queued(self, urls: Sequence[str], state: str, note: str) -> int:
-        """Move queued URLs to a final state (robots disallow, host given up)."""
+    def drop_queued(self, urls: Sequence[str], state: str, note: str, due_at: float | None = None) -> int:
+        """Move queued URLs to a final state (robots disallow, host given up); ``due_at``
+        is when a failed URL may be tried again."""
         n = 0
         with self._tx() as db:
             for url in urls:
                 row = db.execute("SELECT host FROM urls WHERE url = ? AND state = 'queued'", (url,)).fetchone()
                 if row is None:
                     continue
-                db.execute("UPDATE urls SET state = ?, note = ? WHERE url = ?", (state, note, url))
+                db.execute(
+                    "UPDATE urls SET state = ?, note = ?, due_at = COALESCE(?, due_at) WHERE url = ?",
+                    (state, note, due_at, url),
+                )
                 db.execute("UPDATE hosts SET queued = queued - 1 WHERE host = ?", (row[0],))
                 n += 1
         return n
