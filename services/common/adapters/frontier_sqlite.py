@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS urls (
 CREATE INDEX IF NOT EXISTS urls_pick ON urls(host, state, depth, due_at);
 CREATE INDEX IF NOT EXISTS urls_state ON urls(state);
 CREATE INDEX IF NOT EXISTS urls_recrawl ON urls(state, due_at);
+-- "does this host have a URL due?" in one probe, not a scan of every due URL
+CREATE INDEX IF NOT EXISTS urls_host_due ON urls(host, state, due_at);
 CREATE TABLE IF NOT EXISTS hosts (
     host TEXT PRIMARY KEY,
     scheme TEXT NOT NULL,
@@ -215,7 +217,7 @@ class SqliteFrontierState:
             hosts = db.execute(
                 "SELECT host, inflight FROM hosts WHERE robots_state = 'ready' AND next_allowed_at <= ? "
                 "AND blocked_until <= ? AND inflight < ? AND queued > 0 AND EXISTS (SELECT 1 FROM urls "
-                "WHERE urls.host = hosts.host AND urls.state = 'queued' AND urls.due_at <= ?) "
+                "INDEXED BY urls_host_due WHERE urls.host = hosts.host AND urls.state = 'queued' AND urls.due_at <= ?) "
                 "ORDER BY next_allowed_at LIMIT ?",
                 (now, now, parallelism, now, room),
             ).fetchall()
