@@ -1,0 +1,124 @@
+"""Indexing speed: Tansuo's document builder and tantivy index against SQLite FTS5,
+on the same pages, in turns.
+
+Both sides pay for segmentation (the same segmenter), then write and commit in
+batches of ``indexer_batch_size``, as the indexer service does. Tansuo's time also
+includes waiting for tantivy's background segment merges when the index is closed,
+because FTS5 does its merging inside the inserts.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.fts5_baseline import Fts5Index, segmented
+from services.common.bootstrap import build_search_index
+from services.common.model import PageEvent
+from services.common.settings import Settings
+from services.indexer.document_builder import build_document
+
+
+@dataclass(frozen=True)
+class IndexRun:
+    docs: int
+    build_s: float  # building documents from page events: segmentation, mostly
+    write_s: float  # upserts / inserts
+    commit_s: float
+    close_s: float  # closing the index (tantivy: waiting for merges)
+
+    @property
+    def total_s(self) -> float:
+        return self.build_s + self.write_s + self.commit_s + self.close_s
+
+    @property
+    def docs_per_s(self) -> float:
+        return self.docs / self.total_s if self.total_s > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class IndexComparison:
+    tansuo: list[IndexRun]
+    fts5: list[IndexRun]
+    tansuo_data_dir: Path  # data dir holding the last run's index, for the search benchmark
+    fts5_path: Path
+
+    @staticmethod
+    def median(runs: Sequence[IndexRun], metric: Callable[[IndexRun], float]) -> float:
+        return statistics.median(metric(r) for r in runs)
+
+    @property
+    def ratio(self) -> float:
+        base = self.median(self.fts5, lambda r: r.docs_per_s)
+        return self.median(self.tansuo, lambda r: r.docs_per_s) / base if base else 0.0
+
+
+def _batches(pages: Sequence[PageEvent], size: int) -> Iterator[Sequence[PageEvent]]:
+    for start in range(0, len(pages), size):
+        yield pages[start : start + size]
+
+
+def index_tansuo(pages: Sequence[PageEvent], data_dir: Path) -> IndexRun:
+    cfg = Settings(data_dir=data_dir)
+    index = build_search_index(cfg)  # opening a fresh index is not timed
+    build_s = write_s = commit_s = 0.0
+    for batch in _batches(pages, cfg.indexer_batch_size):
+        t0 = time.perf_counter()
+        docs = [build_document(event) for event in batch]
+        t1 = time.perf_counter()
+        index.upsert(docs)
+        t2 = time.perf_counter()
+        index.commit()
+        t3 = time.perf_counter()
+        build_s, write_s, commit_s = build_s + t1 - t0, write_s + t2 - t1, commit_s + t3 - t2
+    t4 = time.perf_counter()
+    index.close()
+    close_s = time.perf_counter() - t4
+    docs_indexed = build_search_index(cfg, read_only=True).count()
+    return IndexRun(docs_indexed, build_s, write_s, commit_s, close_s)
+
+
+def index_fts5(pages: Sequence[PageEvent], path: Path) -> IndexRun:
+    index = Fts5Index(path)
+    batch_size = Settings().indexer_batch_size
+    build_s = write_s = commit_s = 0.0
+    for batch in _batches(pages, batch_size):
+        t0 = time.perf_counter()
+        rows = [segmented(event) for event in batch]
+        t1 = time.perf_counter()
+        index.upsert(rows)
+        t2 = time.perf_counter()
+        index.commit()
+        t3 = time.perf_counter()
+        build_s, write_s, commit_s = build_s + t1 - t0, write_s + t2 - t1, commit_s + t3 - t2
+    docs_indexed = index.count()
+    t4 = time.perf_counter()
+    index.close()
+    return IndexRun(docs_indexed, build_s, write_s, commit_s, time.perf_counter() - t4)
+
+
+def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
+                    log: Callable[[str], None] = print) -> IndexComparison:
+    """``rounds`` fresh indexes of ``pages`` with each engine, alternating which goes
+    first; the last of each stays in ``workdir`` for the search benchmark."""
+    tansuo: list[IndexRun] = []
+    fts5: list[IndexRun] = []
+    tansuo_dir = fts5_path = workdir
+    for n in range(rounds):
+        if tansuo_dir != workdir:
+            shutil.rmtree(tansuo_dir)
+            fts5_path.unlink()
+        tansuo_dir, fts5_path = workdir / f"tansuo-{n}", workdir / f"fts5-{n}.sqlite3"
+        jobs = [("tansuo", lambda: tansuo.append(index_tansuo(pages, tansuo_dir))),
+                ("fts5", lambda: fts5.append(index_fts5(pages, fts5_path)))]
+        for name, job in jobs if n % 2 == 0 else jobs[::-1]:
+            job()
+            run = (tansuo if name == "tansuo" else fts5)[-1]
+            if run.docs != len(pages):
+                raise RuntimeError(f"{name} index holds {run.docs} documents, expected {len(pages)}")
+            log(f"  index, {name}: {run.docs} docs in {run.total_s:.1f} s ({run.docs_per_s:.0f} docs/s)")
+    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path)

@@ -1,0 +1,93 @@
+"""Run every benchmark and write docs/benchmarks.md.
+
+    .venv/bin/python -m bench.run            # full run, rewrites docs/benchmarks.md
+    .venv/bin/python -m bench.run --quick    # smoke run, printed to stdout
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench import machine, report
+from bench.corpus import repeated, site_pages
+from bench.crawl_bench import TansuoConfig, run_condition
+from bench.index_bench import run_index_bench
+from bench.search_bench import draw_queries, run_search_bench
+from services.cli.demo_site import build_demo_site, default_cache
+
+REPO = Path(__file__).resolve().parent.parent
+LATENCY_MS = 50
+DEFAULT_PARALLELISM = TansuoConfig("tansuo crawl (host parallelism 4, the default)", {})
+HIGH_PARALLELISM = TansuoConfig("tansuo crawl, TANSUO_FRONTIER_HOST_PARALLELISM=16",
+                                {"TANSUO_FRONTIER_HOST_PARALLELISM": "16"})
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="one round, a small corpus and 200 queries; prints the report instead of writing it")
+    parser.add_argument("--site", type=Path, default=default_cache().parent / "zh-docs-site",
+                        help="where the demo site is (built there if missing)")
+    parser.add_argument("--out", type=Path,
+                        help="report file (default: docs/benchmarks.md for a full run, stdout for --quick)")
+    args = parser.parse_args(argv)
+    out = args.out or (None if args.quick else REPO / "docs" / "benchmarks.md")
+    rounds, copies, queries = (1, 2, 200) if args.quick else (3, 8, 1000)
+
+    # The in-process index and search benchmarks read Settings from the environment
+    # too; the crawl subprocesses get their variables from crawl_bench alone.
+    for name in [n for n in os.environ if n.startswith("TANSUO_")]:
+        _log(f"ignoring {name} from the environment")
+        del os.environ[name]
+
+    load_before = os.getloadavg()[0]
+    started = datetime.now(timezone.utc)
+    clock = time.perf_counter()
+    _log(f"demo site in {args.site} ...")
+    pages_on_site = build_demo_site(args.site)
+
+    _log("1/3 crawl")
+    conditions = [
+        run_condition(args.site, 0, [DEFAULT_PARALLELISM], rounds, _log),
+        run_condition(args.site, LATENCY_MS, [DEFAULT_PARALLELISM] + ([] if args.quick else [HIGH_PARALLELISM]),
+                      rounds, _log),
+    ]
+
+    _log("2/3 index")
+    corpus = site_pages(args.site)
+    with tempfile.TemporaryDirectory(prefix="tansuo-bench-") as work:
+        index = run_index_bench(repeated(corpus, copies), Path(work), rounds, _log)
+        _log("3/3 search")
+        search = run_search_bench(index.tansuo_data_dir, index.fts5_path, draw_queries(corpus, queries), _log)
+
+    results = report.BenchResults(
+        quick=args.quick,
+        started=started,
+        duration_s=time.perf_counter() - clock,
+        machine=machine.describe(),
+        site_pages=pages_on_site,
+        load=(load_before, os.getloadavg()[0]),
+        crawl=conditions,
+        index=index,
+        search=search,
+    )
+    if out is None:
+        print(report.render(results))
+    else:
+        report.write(out, results)
+        _log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
