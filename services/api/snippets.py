@@ -17,6 +17,8 @@ ELLIPSIS = "…"
 # Context kept before the first match of the window, so the reader sees what leads in.
 _LEAD_CHARS = 30
 _SPACES = re.compile(r"\s+")
+# Characters of a body scanned for the best window; see _region.
+_SCAN_CHARS = 20_000
 _ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-+#][0-9a-z]+)*[+#]*")
 
 
@@ -91,13 +93,28 @@ def _snap(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _region(body: str, pattern: re.Pattern[str] | None, width: int) -> tuple[str, bool, bool]:
+    """The part of ``body`` worth scanning, and whether text was left out before and
+    after it. Bodies run to 200k characters: the head is scanned in full, and only when
+    no term occurs there does one search of the rest find where to cut."""
+    head = body[:_SCAN_CHARS]
+    if pattern is None or len(body) <= _SCAN_CHARS or pattern.search(head):
+        return head, False, len(body) > _SCAN_CHARS
+    m = pattern.search(body, _SCAN_CHARS)
+    if m is None:
+        return head, False, True
+    start = max(0, m.start() - width)
+    return body[start : m.end() + width], start > 0, m.end() + width < len(body)
+
+
 def snippet_html(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
     """About ``width`` characters of ``body`` around the query terms, with ellipses
     where text was cut; the start of the body when no term occurs in it."""
-    text = _SPACES.sub(" ", body).strip()
+    pattern = _matcher(terms)
+    region, cut_before, cut_after = _region(body, pattern, width)
+    text = _SPACES.sub(" ", region).strip()
     if not text:
         return ""
-    pattern = _matcher(terms)
     matches = list(pattern.finditer(text)) if pattern else []
     if matches:
         start, end = _best_window(text, matches, width)
@@ -105,8 +122,8 @@ def snippet_html(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
         start, end = 0, min(len(text), width)
     start, end = _snap(text, start, end)
     body_html = _mark(text[start:end], pattern)
-    prefix = ELLIPSIS if start > 0 else ""
-    suffix = ELLIPSIS if end < len(text) else ""
+    prefix = ELLIPSIS if start > 0 or cut_before else ""
+    suffix = ELLIPSIS if end < len(text) or cut_after else ""
     return f"{prefix}{body_html}{suffix}"
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,11 +33,12 @@ _B = np.array([_rng.randrange(0, 2**31) for _ in range(HASHES)], dtype=np.uint64
 
 
 def _shingle_hashes(tokens: Sequence[str]) -> np.ndarray:
-    shingles = {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
-    return np.array(
-        [int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=4).digest(), "big") for s in shingles],
-        dtype=np.uint64,
-    )
+    """32-bit hashes of the distinct word bigrams: each distinct word hashed once with
+    crc32 (stable across processes, unlike hash()), pairs combined arithmetically."""
+    word_hash: dict[str, int] = {}
+    ids = np.array([word_hash.setdefault(t, zlib.crc32(t.encode("utf-8"))) for t in tokens], dtype=np.uint64)
+    pairs = (ids[:-1] * np.uint64(0x9E3779B1) + ids[1:]) & np.uint64(0xFFFFFFFF)
+    return np.unique(pairs)
 
 
 def signature(tokens: Sequence[str]) -> tuple[int, ...]:

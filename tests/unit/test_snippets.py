@@ -68,3 +68,16 @@ def test_the_title_is_highlighted_escaped_and_cut() -> None:
     long = "很长的标题" * 30
     html = title_html(long, ["标题"], width=20)
     assert _plain(html) == long[:20] + ELLIPSIS
+
+
+def test_a_term_deep_in_a_long_body_still_gets_its_window() -> None:
+    body = "开头的文字。" * 5000 + "这里提到了<关键词>和更多内容。" + "结尾。" * 100
+    html = snippet_html(body, ["关键词"])
+    assert "<em>关键词</em>" in html and "&lt;" in html
+    assert html.startswith("…") and html.endswith("…")
+
+
+def test_a_long_body_without_the_terms_shows_its_start() -> None:
+    body = "开头的文字。" * 10000
+    html = snippet_html(body, ["不存在"])
+    assert html.startswith("开头的文字") and html.endswith("…")
