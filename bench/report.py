@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
+from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
 from bench.search_bench import SearchComparison
@@ -25,6 +26,7 @@ class BenchResults:
     crawl: list[CrawlCondition]
     index: IndexComparison
     search: SearchComparison
+    frontier: FrontierResults | None = None
 
 
 HEADER = """\
@@ -93,6 +95,8 @@ and docs/s, and *slower* for latencies.
 def render(results: BenchResults) -> str:
     parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results),
              _index(results.index), _search(results.search)]
+    if results.frontier is not None:
+        parts.append(render_frontier(results.frontier))
     return "\n".join(parts).rstrip() + "\n"
 
 

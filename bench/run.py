@@ -17,7 +17,10 @@ from pathlib import Path
 from bench import machine, report
 from bench.corpus import repeated, site_pages
 from bench.crawl_bench import TansuoConfig, run_condition
+from bench.frontier_bench import naive_schedule_rate, seen_set_cost, tansuo_schedule_rate
+from bench.frontier_report import FrontierResults
 from bench.index_bench import run_index_bench
+from bench.partition_spread import run as partition_spread
 from bench.search_bench import draw_queries, run_search_bench
 from services.cli.demo_site import build_demo_site, default_cache
 
@@ -30,6 +33,21 @@ HIGH_PARALLELISM = TansuoConfig("tansuo crawl, TANSUO_FRONTIER_HOST_PARALLELISM=
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def run_frontier_benches(quick: bool) -> FrontierResults:
+    queued, seen_urls, partition_urls = (100_000, 200_000, 100_000) if quick else (1_000_000, 10_000_000, 1_000_000)
+    tansuo, admitted = tansuo_schedule_rate(queued, 10_000, cycles=5_000 if quick else 20_000)
+    naive = naive_schedule_rate(queued, 10_000, cycles=200_000)
+    return FrontierResults(
+        queued=queued,
+        hosts=10_000,
+        tansuo_per_s=tansuo,
+        naive_per_s=naive,
+        admitted_per_s=admitted,
+        seen=seen_set_cost(seen_urls),
+        partitions=partition_spread(partition_urls, 10_000),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,19 +74,22 @@ def main(argv: list[str] | None = None) -> int:
     _log(f"demo site in {args.site} ...")
     pages_on_site = build_demo_site(args.site)
 
-    _log("1/3 crawl")
+    _log("1/4 crawl")
     conditions = [
         run_condition(args.site, 0, [DEFAULT_PARALLELISM], rounds, _log),
         run_condition(args.site, LATENCY_MS, [DEFAULT_PARALLELISM] + ([] if args.quick else [HIGH_PARALLELISM]),
                       rounds, _log),
     ]
 
-    _log("2/3 index")
+    _log("2/4 index")
     corpus = site_pages(args.site)
     with tempfile.TemporaryDirectory(prefix="tansuo-bench-") as work:
         index = run_index_bench(repeated(corpus, copies), Path(work), rounds, _log)
-        _log("3/3 search")
+        _log("3/4 search")
         search = run_search_bench(index.tansuo_data_dir, index.fts5_path, draw_queries(corpus, queries), _log)
+
+    _log("4/4 frontier (scheduling rate, seen-set cost, partition spread)")
+    frontier = run_frontier_benches(quick=args.quick)
 
     results = report.BenchResults(
         quick=args.quick,
@@ -80,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         crawl=conditions,
         index=index,
         search=search,
+        frontier=frontier,
     )
     if out is None:
         print(report.render(results))
