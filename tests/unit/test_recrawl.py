@@ -193,3 +193,38 @@ def test_lastmod_accepts_w3c_dates():
     assert parse_lastmod("2024-03-01") == parse_lastmod("2024-03-01T00:00:00Z")
     assert parse_lastmod("2024-03-01T08:00:00+08:00") == parse_lastmod("2024-03-01T00:00:00Z")
     assert parse_lastmod("yesterday") is None
+
+
+def test_repeated_server_errors_slow_the_host_down_exponentially():
+    clock = Clock()
+    f = make(clock, frontier_host_delay_s=1, frontier_failure_backoff_s=10, frontier_max_fetch_failures=10)
+    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/{n}") for n in range(6)]))
+    clock.now += 1  # the delay after robots.txt
+    waits = []
+    for _ in range(4):
+        (job,) = f.dispatch()
+        f.complete(_answer(job, 503))
+        host = f.state.get_host("example.cn")
+        waits.append(host.next_allowed_at - clock.now)
+        clock.now = host.next_allowed_at
+    assert waits == [10, 20, 40, 80]
+    (job,) = f.dispatch()
+    f.complete(_answer(job, 200, content_hash="ok"))
+    assert f.state.get_host("example.cn").next_allowed_at - clock.now == 1  # healthy: back to the delay
+
+
+def test_robots_txt_is_fetched_again_after_its_ttl():
+    clock = Clock()
+    f = make(clock, frontier_robots_ttl_s=3600)  # robots.txt answered 404 at the start
+    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/a"), Outlink(f"{SITE}/b")]))
+    clock.now += 3601
+    (again,) = f.dispatch()
+    assert again.kind == "robots"
+    f.complete(_answer(again, 200, robots_txt="User-agent: *\nDisallow: /b\n"))
+    urls = set()
+    for _ in range(3):
+        for j in f.dispatch():
+            urls.add(j.url)
+            f.complete(_answer(j, 200, content_hash="y"))
+    assert urls == {f"{SITE}/", f"{SITE}/a"}
+    assert f.state.url_info(f"{SITE}/b").state == "excluded"
