@@ -8,10 +8,13 @@ import threading
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from services.api import frontier_api, health, search_api, seeds_api, web_ui
+from services.api import frontier_api, health, metrics_endpoint, request_ids, search_api, seeds_api, web_ui
 from services.api.search_service import SearchService
 from services.common.bootstrap import build_search_index
+from services.common.health_server import Readiness
+from services.common.metrics import ERRORS
 from services.common.ports import SearchIndex
+from services.common.retry_backoff import BackendUnavailable
 from services.common.settings import Settings
 from services.indexer import chinese_tokens
 
@@ -29,11 +32,14 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.extensions["tansuo.settings"] = cfg
     app.extensions["tansuo.index"] = index
     app.extensions["tansuo.search"] = SearchService(cfg, index)
+    app.extensions["tansuo.readiness"] = Readiness({"index": index.ping})
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(metrics_endpoint.bp)
+    request_ids.init_app(app)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
     # pay ~2 s for it; a request arriving earlier simply waits for the load.
@@ -56,9 +62,19 @@ def _register_error_handlers(app: Flask) -> None:
             return jsonify(error=exc.description or exc.name), code
         return render_template("error.html", code=code, message=exc.description), code
 
+    @app.errorhandler(BackendUnavailable)
+    def backend_unavailable(exc: BackendUnavailable):  # type: ignore[no-untyped-def]
+        # Not a bug but an outage (or a start-up still connecting): 503 says "retry".
+        log.warning("%s %s: %s", request.method, request.path, exc)
+        message = "the search backend is not reachable right now; try again shortly"
+        if _wants_json():
+            return jsonify(error=message), 503
+        return render_template("error.html", code=503, message=message), 503
+
     @app.errorhandler(Exception)
     def unexpected_error(exc: Exception):  # type: ignore[no-untyped-def]
         log.exception("unhandled error on %s %s", request.method, request.path)
+        ERRORS.labels(service="api", kind="unhandled").inc()
         message = "internal error: the search backend failed; try again shortly"
         if _wants_json():
             return jsonify(error=message), 500

@@ -6,14 +6,10 @@ Kept apart on purpose: an unreachable index should take the pod out of rotation
 
 from __future__ import annotations
 
-import logging
-
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
-from services.common.ports import SearchIndex
-
-log = logging.getLogger(__name__)
+from services.common.health_server import Readiness
 
 bp = Blueprint("health", __name__)
 
@@ -27,11 +23,7 @@ def live() -> ResponseReturnValue:
 
 @bp.get("/readyz")
 def ready() -> ResponseReturnValue:
-    """200 when the search index answers a ping, else 503."""
-    index: SearchIndex = current_app.extensions["tansuo.index"]
-    try:
-        index.ping()
-    except Exception as exc:  # any backend failure means "not ready", whatever its type
-        log.warning("readiness check failed: %s", exc)
-        return jsonify(status="unavailable", error=str(exc)), 503
-    return jsonify(status="ready")
+    """200 when the search index answers a ping, else 503 with what failed."""
+    readiness: Readiness = current_app.extensions["tansuo.readiness"]
+    status, body = readiness.response()
+    return jsonify(body), status

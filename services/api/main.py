@@ -1,19 +1,16 @@
-"""Standalone API process, and a stoppable HTTP server for the CLI and tests."""
+"""A stoppable HTTP server for `tansuo serve`, `tansuo run` and tests.
+
+The API as its own service process is `tansuo api` (services/cli/service_commands.py),
+served by waitress.
+"""
 
 from __future__ import annotations
 
-import logging
-import signal
 import threading
 from dataclasses import dataclass
 
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, make_server
-
-from services.api.app import create_app
-from services.common.settings import Settings
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,20 +50,3 @@ def serve(app: Flask, host: str, port: int) -> RunningServer:
     thread = threading.Thread(target=server.serve_forever, name=f"tansuo-http-{server.server_port}", daemon=True)
     thread.start()
     return RunningServer(server, thread)
-
-
-def run(cfg: Settings, stop: threading.Event | None = None) -> None:
-    """Serve the search UI and API on ``cfg.api_host:cfg.api_port`` until SIGTERM/SIGINT."""
-    stop = stop or threading.Event()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        signal.signal(signal.SIGINT, lambda *_: stop.set())
-    app = create_app(cfg)
-    running = serve(app, cfg.api_host, cfg.api_port)
-    log.info("search UI at %s/ (API %s/api/search?q=…)", running.url, running.url)
-    try:
-        while not stop.wait(1.0):
-            pass
-    finally:
-        running.shutdown()
-        app.extensions["tansuo.index"].close()

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from services.api.snippets import snippet_html, title_html
+from services.common.metrics import SEARCH_DURATION, SEARCH_REQUESTS
 from services.common.model import SearchQuery
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
@@ -88,6 +89,21 @@ class SearchService:
         pages with any of them.
         """
         started = time.perf_counter()
+        try:
+            result = self._search(started, q, page, size, site)
+        except BadQuery:
+            SEARCH_REQUESTS.labels(outcome="bad_request").inc()
+            raise
+        except Exception:
+            SEARCH_REQUESTS.labels(outcome="error").inc()
+            # Failures count in the latency too: a backend timing out is slow, not absent.
+            SEARCH_DURATION.observe(time.perf_counter() - started)
+            raise
+        SEARCH_REQUESTS.labels(outcome="ok").inc()
+        SEARCH_DURATION.observe(time.perf_counter() - started)
+        return result
+
+    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
         words = segment(q)
         # A query of only stop-words (“的”) still searches for them.

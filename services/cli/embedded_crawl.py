@@ -27,6 +27,7 @@ from services.crawler.worker import CrawlerWorker
 from services.indexer.indexer import Indexer
 from services.ranker.ranker import Ranker
 from services.scheduler.frontier import Frontier
+from services.scheduler.frontier_metrics import MeteredFrontierState
 from services.scheduler.lease_check import lease_checker
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
@@ -74,7 +75,9 @@ class EmbeddedCrawl:
             for group in groups:
                 self.bus.subscribe(topic, group)  # type: ignore[attr-defined]
         self.index = index if index is not None else build_search_index(cfg)
-        self.frontier = Frontier(cfg, build_frontier_state(cfg), Scope.from_settings(cfg, seeds))
+        # Metered as in `tansuo scheduler`, so `tansuo run`'s /metrics counts the same things.
+        state = MeteredFrontierState(build_frontier_state(cfg))
+        self.frontier = Frontier(cfg, state, Scope.from_settings(cfg, seeds))
         self.seeds = self.frontier.add_seeds(seeds)
         self.scheduler = Scheduler(self.frontier, self.bus, continuous=continuous)
         self.continuous = continuous

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,10 +15,25 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from services.cli import commands
+from services.cli import commands, service_commands
+from services.common.json_logging import JsonFormatter
 from services.common.settings import Settings
 
 EXIT_BAD_INPUT = 2
+
+# Long-running services of a cluster deployment, one per process.
+SERVICE_COMMANDS = {
+    "scheduler": (service_commands.scheduler, "run the scheduler service: frontier, politeness, fetch jobs"),
+    "crawler": (service_commands.crawler, "run a crawler worker: fetch the jobs the scheduler hands out"),
+    "indexer": (service_commands.indexer, "run the indexer service: page events into the search index"),
+    "ranker": (service_commands.ranker, "run the ranker service: link graph, PageRank, anchor text"),
+    "api": (service_commands.api, "run the search API and web UI service (waitress)"),
+}
+LOG_FORMATS = ("text", "json")
+# Client libraries that log every request at INFO and every internal retry with a
+# traceback: the services log each backend failure once, in one line, themselves.
+_CHATTY_LOGGERS = {"elastic_transport": logging.WARNING, "elastic_transport.transport": logging.ERROR,
+                   "elastic_transport.node_pool": logging.ERROR, "urllib3": logging.WARNING}  # fmt: skip
 
 
 class CliError(Exception):
@@ -99,12 +115,38 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--delay", type=float, default=0.0, help="politeness delay for the local site")
     demo.add_argument("--no-serve", action="store_true", help="stop after the crawl")
     demo.add_argument("--no-progress", action="store_true")
+
+    for name, (_, summary) in SERVICE_COMMANDS.items():
+        service = sub.add_parser(name, help=f"{summary}; backends from TANSUO_* variables")
+        service.add_argument("--data", type=Path, help="data directory of the embedded backends (TANSUO_DATA_DIR)")
+        if name == "api":
+            service.add_argument("--host", help="address to listen on (TANSUO_API_HOST, default 127.0.0.1)")
+            service.add_argument("--port", type=int, help="port to listen on (TANSUO_API_PORT, default 8080)")
     return parser
+
+
+def _setup_logging(command: str, verbose: bool) -> None:
+    """Text for people, or one JSON object per line (TANSUO_LOG_FORMAT=json) for a log
+    collector. Services log at INFO: their start, stop and outages are the log."""
+    log_format = os.environ.get("TANSUO_LOG_FORMAT", "text").strip().lower() or "text"
+    if log_format not in LOG_FORMATS:
+        raise CliError(f"TANSUO_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, not {log_format!r}")
+    level = logging.INFO if verbose or command in SERVICE_COMMANDS else logging.WARNING
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.root.handlers:
+        # Scrapy resets the root logger's level when it starts; a level on the handler holds.
+        handler.setLevel(level)
+        if log_format == "json":
+            handler.setFormatter(JsonFormatter(service=command))
+    for name, chatty_level in _CHATTY_LOGGERS.items():
+        logging.getLogger(name).setLevel(chatty_level)
 
 
 def _settings(args: argparse.Namespace) -> Settings:
     """CLI flags override TANSUO_* variables, which override defaults."""
-    overrides: dict[str, Any] = {"data_dir": args.data}
+    overrides: dict[str, Any] = {}
+    if getattr(args, "data", None) is not None:  # optional for services: TANSUO_DATA_DIR
+        overrides["data_dir"] = args.data
     flag_to_field = {
         # `tansuo seed --allow-domain` widens a running crawl's scope; it is sent, not set.
         "allow_domain": "frontier_allow_domains" if args.command != "seed" else "",
@@ -132,11 +174,6 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    level = logging.INFO if args.verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Scrapy resets the root logger's level when it starts; a level on the handler holds.
-    for handler in logging.root.handlers:
-        handler.setLevel(level)
     handlers = {
         "crawl": commands.crawl,
         "run": commands.run,
@@ -145,8 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": commands.demo,
         "frontier": commands.frontier,
         "seed": commands.seed,
+        **{name: handler for name, (handler, _) in SERVICE_COMMANDS.items()},
     }
     try:
+        _setup_logging(args.command, args.verbose)
         cfg = _settings(args)
         return handlers[args.command](cfg, args)
     except (CliError, commands.CommandError, ValueError) as exc:

@@ -145,6 +145,11 @@ class PageRemoval(WireMessage):
     reason: str
     at: float
 
+    @property
+    def kind(self) -> str:
+        """The reason's first word ("gone", "redirected"): a small set, fit for a metric label."""
+        return self.reason.split(" ", 1)[0].split("(", 1)[0] or "unknown"
+
 
 @dataclass(frozen=True)
 class StoredPage:

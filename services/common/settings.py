@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -118,7 +118,14 @@ class Settings(BaseSettings):
     tasks_recrawl_sweep_interval_s: float = Field(default=60.0, ge=0)
     tasks_reindex_interval_s: float = Field(default=0.0, ge=0)
 
+    # --- every worker service: /livez, /readyz, /metrics
+    health_port: int = Field(default=9102, ge=0, le=65535)  # 0 = any free port
+    health_host: str = "0.0.0.0"
+    health_liveness_timeout_s: float = Field(default=120.0, gt=0)  # a loop silent this long is dead
+    log_format: Literal["text", "json"] = "text"
+
     # --- api
+    api_threads: int = Field(default=8, ge=1)  # waitress worker threads of `tansuo api`
     api_host: str = "127.0.0.1"
     api_token: str = ""  # bearer token for POST /api/seeds; empty turns seeding over the API off
     api_port: int = Field(default=8080, ge=0, le=65535)

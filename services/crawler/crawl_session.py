@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from services.common.metrics import FETCHED_BYTES, PAGES_FETCHED
 from services.common.model import FetchJob, PageEvent
 from services.common.ports import Bus
 from services.common.settings import Settings
@@ -23,7 +24,8 @@ CONSUMER_GROUP = "crawler"
 
 
 class WorkerStats:
-    """Counters the CLI's progress bar reads from another thread."""
+    """Counters the CLI's progress bar reads from another thread; the same events
+    feed the Prometheus counters, so the two never disagree."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -39,6 +41,8 @@ class WorkerStats:
             else:
                 self._errors += 1
             self._bytes += event.size
+        PAGES_FETCHED.labels(code=str(event.status)).inc()
+        FETCHED_BYTES.inc(event.size)
 
     @property
     def fetched(self) -> int:
@@ -65,3 +69,5 @@ class CrawlSession:
     # Asked before each fetch; False drops a job whose lease the frontier no longer holds.
     lease_check: Callable[[FetchJob], bool] | None = None
     in_flight: int = 0  # jobs handed to Scrapy and not yet published; reactor thread only
+    # Called on every poll tick of the reactor: a service's liveness heartbeat.
+    on_tick: Callable[[], None] | None = None

@@ -11,6 +11,7 @@ engine at once. The same loop commits published jobs in batches.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Self
 
@@ -19,8 +20,11 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
+from services.common.json_logging import log_context
+from services.common.metrics import CRAWLER_IN_FLIGHT, ERRORS, STALE_JOBS
 from services.common.model import TOPIC_FETCHES, FetchJob
 from services.common.ports import Message
+from services.common.retry_backoff import Backoff, describe
 from services.crawler.crawl_session import CONSUMER_GROUP, CrawlSession
 from services.crawler.fetch_outcome import outcome_from_error
 
@@ -41,6 +45,10 @@ class FrontierScheduler(BaseScheduler):
         self._ready: deque[Request] = deque()
         self._loop = LoopingCall(self._tick)
         self._stopping = False
+        # The tick runs every few milliseconds: while the bus is down, back off
+        # instead of logging the same failure forty times a second.
+        self._backoff = Backoff()
+        self._retry_at = 0.0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -70,17 +78,37 @@ class FrontierScheduler(BaseScheduler):
         return self._ready.popleft() if self._ready else None
 
     def _tick(self) -> None:
+        session = self._session
+        if session.on_tick is not None:
+            session.on_tick()
+        CRAWLER_IN_FLIGHT.set(session.in_flight)
+        if session.stop_requested.is_set():
+            # Stopping before the engine runs would be a no-op that leaves it running.
+            # close() commits what was published, so a bus outage cannot block the stop.
+            if self._crawler.engine.running:
+                self._begin_stop()
+            return
+        if self._retry_at and time.monotonic() < self._retry_at:
+            return
         # An exception would end the LoopingCall and silently stall the crawler.
         try:
-            self._session.publisher.commit_published()
-            if self._session.stop_requested.is_set():
-                # Stopping before the engine runs would be a no-op that leaves it running.
-                if self._crawler.engine.running:
-                    self._begin_stop()
-            elif self._accepting():
+            session.publisher.commit_published()
+            if self._accepting():
                 self._take_jobs()
-        except Exception:
-            logger.exception("bus poll failed")
+        except Exception as exc:
+            delay = self._backoff.next_delay()
+            self._retry_at = time.monotonic() + delay
+            # The traceback once per outage, in case it is a bug rather than the bus.
+            logger.warning(
+                "bus poll failed (%s); polling again in %.0f s", describe(exc), delay,
+                exc_info=self._backoff.failures == 1,
+                extra={"backend": "bus", "error": describe(exc), "retry_in_s": delay},
+            )  # fmt: skip
+            ERRORS.labels(service="crawler", kind="backend_unavailable").inc()
+        else:
+            if self._retry_at:
+                self._retry_at = 0.0
+                self._backoff.reset()
 
     def _accepting(self) -> bool:
         engine = self._crawler.engine
@@ -98,11 +126,12 @@ class FrontierScheduler(BaseScheduler):
             job = FetchJob.from_bytes(message.payload)
         except (ValueError, TypeError, KeyError, AttributeError):
             logger.warning("skipping malformed fetch job at offset %s", message.offset)
+            ERRORS.labels(service="crawler", kind="malformed_message").inc()
             self._session.publisher.skip(message)
             return
-        check = self._session.lease_check
-        if check is not None and not check(job):
+        if not self._lease_current(job):
             logger.debug("dropping stale fetch job for %s", job.url)
+            STALE_JOBS.inc()
             self._session.publisher.skip(message)
             return
         spider: TansuoSpider = self._crawler.spider  # type: ignore[assignment]
@@ -113,6 +142,24 @@ class FrontierScheduler(BaseScheduler):
             return
         self._session.in_flight += 1
         self._crawler.engine.crawl(request)
+
+    def _lease_current(self, job: FetchJob) -> bool:
+        """Whether the frontier still holds the job's lease; True when it cannot tell.
+
+        Fetching when unsure: a job arriving now is almost always current, the frontier
+        ignores the outcome of a stale one anyway, and raising here would strand the
+        rest of the polled batch, uncommitted, until a restart.
+        """
+        check = self._session.lease_check
+        if check is None:
+            return True
+        try:
+            return check(job)
+        except Exception as exc:
+            with log_context(job_id=job.lease_id):
+                logger.warning("cannot check the lease of %s (%s); fetching it", job.url, describe(exc))
+            ERRORS.labels(service="crawler", kind="lease_check_failed").inc()
+            return True
 
     def _begin_stop(self) -> None:
         """Stop polling, then let Scrapy finish the requests in flight and close."""

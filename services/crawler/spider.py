@@ -16,6 +16,8 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Headers, Response
 from twisted.python.failure import Failure
 
+from services.common.json_logging import log_context
+from services.common.metrics import ERRORS, FETCH_DURATION
 from services.common.model import FetchJob
 from services.common.ports import Message
 from services.crawler.crawl_session import CrawlSession
@@ -70,12 +72,20 @@ class TansuoSpider(scrapy.Spider):
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome]:
         job, message = response.meta[_JOB], response.meta[_MESSAGE]
-        try:
-            yield outcome_from_response(job, message, response.status, flat_headers(response.headers),
-                                        response.body, self.session.cfg.crawler_max_body_chars)
-        except Exception:  # a parser bug must still report and release the job
-            logger.exception("could not parse %s", job.url)
-            yield outcome_from_error(job, message, "parse_error")
+        latency = response.meta.get("download_latency")  # set by Scrapy's downloader
+        if latency is not None:
+            FETCH_DURATION.observe(latency)
+        # The outcome is built inside the log context and yielded outside it: a
+        # context spanning the yield would tag whatever Scrapy runs in between.
+        with log_context(job_id=job.lease_id):
+            try:
+                outcome = outcome_from_response(job, message, response.status, flat_headers(response.headers),
+                                                response.body, self.session.cfg.crawler_max_body_chars)
+            except Exception:  # a parser bug must still report and release the job
+                logger.exception("could not parse %s", job.url)
+                ERRORS.labels(service="crawler", kind="parse_error").inc()
+                outcome = outcome_from_error(job, message, "parse_error")
+        yield outcome
 
     def on_error(self, failure: Failure) -> Iterator[FetchOutcome]:
         request = failure.request  # type: ignore[attr-defined]

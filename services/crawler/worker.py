@@ -30,14 +30,24 @@ class CrawlerWorker:
     """Fetches the jobs on TOPIC_FETCHES until stopped. One ``run()`` per process."""
 
     def __init__(
-        self, cfg: Settings, bus: Bus, store: PageStore, lease_check: Callable[[FetchJob], bool] | None = None
+        self,
+        cfg: Settings,
+        bus: Bus,
+        store: PageStore,
+        lease_check: Callable[[FetchJob], bool] | None = None,
+        heartbeat: Callable[[], None] | None = None,
     ) -> None:
         """``lease_check`` (see services.scheduler.lease_check) lets the worker drop
-        redelivered jobs that the frontier has already finished."""
+        redelivered jobs that the frontier has already finished. ``heartbeat`` is
+        called on every bus-poll tick of the reactor, which proves it is not stuck."""
         self._cfg = cfg
         self.stats = WorkerStats()
         self._session = CrawlSession(
-            cfg=cfg, bus=bus, publisher=PagePublisher(bus, store, self.stats), lease_check=lease_check
+            cfg=cfg,
+            bus=bus,
+            publisher=PagePublisher(bus, store, self.stats),
+            lease_check=lease_check,
+            on_tick=heartbeat,
         )
         self._started = False
 

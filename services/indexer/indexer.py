@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 
+from services.common.metrics import DOCUMENTS_DELETED, DUPLICATES, ERRORS, INDEXING_LATENCY, PAGES_INDEXED
 from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS, IndexDoc, PageEvent, PageRemoval
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
@@ -53,6 +54,7 @@ class Indexer:
         self._batch_hashes: dict[str, str] = {}
         self._batch_signatures: dict[str, tuple[int, ...]] = {}  # uncommitted documents' MinHash
         self._batch_deleted: set[str] = set()
+        self._batch_fetched_at: list[float] = []  # of the upserts, for the indexing latency
         self._last_commit = time.monotonic()
 
     @property
@@ -93,17 +95,20 @@ class Indexer:
             del self._batch_hashes[h]
         self._batch_signatures.pop(url, None)
 
-    def _rivals(self, doc: IndexDoc) -> set[str]:
-        """Other URLs holding the same content, or nearly the same (MinHash)."""
-        rivals = set()
-        owner = self._owner_of(doc.content_hash)
-        if owner is not None:
-            rivals.add(owner)
+    def _rivals(self, doc: IndexDoc) -> dict[str, str]:
+        """Other URLs holding the same content ("exact") or nearly the same ("near",
+        by MinHash), each with that kind."""
+        rivals: dict[str, str] = {}
         if doc.minhash:
             candidates = [c for c in self._index.near_duplicates(doc.minhash) if c[0] not in self._batch_deleted]
             candidates += list(self._batch_signatures.items())
-            rivals.update(u for u, sig in candidates if minhash.similarity(sig, doc.minhash) >= minhash.THRESHOLD)
-        rivals.discard(doc.url)
+            for u, sig in candidates:
+                if minhash.similarity(sig, doc.minhash) >= minhash.THRESHOLD:
+                    rivals[u] = "near"
+        owner = self._owner_of(doc.content_hash)
+        if owner is not None:
+            rivals[owner] = "exact"
+        rivals.pop(doc.url, None)
         return rivals
 
     def _handle(self, event: PageEvent) -> None:
@@ -119,17 +124,23 @@ class Indexer:
             self._writes += 1
             self._dirty = True
             self._count(deleted=1)
+            DOCUMENTS_DELETED.labels(reason="noindex").inc()
 
     def _index_page(self, doc: IndexDoc) -> None:
         """One copy of each content: the most canonical-looking URL wins, whatever the
         crawl order, so a print version or a tracking-parameter copy never displaces it."""
         rivals = self._rivals(doc)
-        if any(canonical_preference(r) < canonical_preference(doc.url) for r in rivals):
+        preferred = [r for r in rivals if canonical_preference(r) < canonical_preference(doc.url)]
+        if preferred:
             self._count(duplicates=1)
+            DUPLICATES.labels(kind="exact" if any(rivals[r] == "exact" for r in preferred) else "near").inc()
             return
         if rivals:
             self._drop(sorted(rivals))
             self._count(duplicates=len(rivals))
+            for kind in rivals.values():
+                DUPLICATES.labels(kind=kind).inc()
+            DOCUMENTS_DELETED.labels(reason="duplicate").inc(len(rivals))
         self._index.upsert([doc])
         self._forget(doc.url)  # its old content, if it changed within the batch
         if doc.content_hash:
@@ -137,6 +148,7 @@ class Indexer:
         if doc.minhash:
             self._batch_signatures[doc.url] = doc.minhash
         self._batch_deleted.discard(doc.url)
+        self._batch_fetched_at.append(doc.fetched_at)
         self._writes += 1
         self._dirty = True
         self._count(indexed=1)
@@ -155,6 +167,7 @@ class Indexer:
                 removal = PageRemoval.from_bytes(msg.payload)
             except (ValueError, TypeError, KeyError) as exc:
                 log.error("skipping malformed removal at offset %s: %s", msg.offset, exc)
+                ERRORS.labels(service="indexer", kind="malformed_message").inc()
                 continue
             doc = self._index.get(removal.url)
             if doc is not None and doc.fetched_at <= removal.at:
@@ -164,6 +177,7 @@ class Indexer:
                 self._writes += 1
                 self._dirty = True
                 self._count(deleted=1)
+                DOCUMENTS_DELETED.labels(reason=removal.kind).inc()
         self._messages.extend(messages)
         return len(messages)
 
@@ -191,6 +205,7 @@ class Indexer:
             except (ValueError, TypeError, KeyError) as exc:
                 # A malformed message can never succeed; replaying it forever would stall the topic.
                 log.error("skipping malformed page event at offset %s: %s", msg.offset, exc)
+                ERRORS.labels(service="indexer", kind="malformed_message").inc()
             else:
                 self._handle(event)
             self._messages.append(msg)
@@ -202,6 +217,11 @@ class Indexer:
         """Commit the index, then the bus offsets of the messages it now holds."""
         if self._dirty:
             self._index.commit()
+            committed_at = time.time()  # wall clock, like the crawler's fetched_at
+            for fetched_at in self._batch_fetched_at:
+                if fetched_at:
+                    INDEXING_LATENCY.observe(max(0.0, committed_at - fetched_at))
+            PAGES_INDEXED.inc(len(self._batch_fetched_at))
         if self._messages:
             self._bus.commit(GROUP, self._messages)
         self._messages = []
@@ -210,6 +230,7 @@ class Indexer:
         self._batch_hashes.clear()
         self._batch_signatures.clear()
         self._batch_deleted.clear()
+        self._batch_fetched_at.clear()
         self._last_commit = time.monotonic()
 
     def run(self, stop: threading.Event, poll_timeout_s: float = 1.0) -> None:

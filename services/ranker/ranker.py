@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from services.common.metrics import ERRORS, PAGERANK_DURATION, PAGERANK_EDGES, PAGERANK_NODES
 from services.common.model import TOPIC_LINKS, LinkBatch, LinkFields
 from services.common.ports import Bus, LinkGraph, Message, SearchIndex
 from services.common.settings import Settings
@@ -118,6 +119,7 @@ class Ranker:
         # never ranked (a crash between the two), so a non-empty graph starts dirty.
         self._dirty = bool(graph.nodes())
         self._tokens_cache: dict[str, str] = {}
+        self._last_recompute = time.monotonic()
 
     def stats(self) -> RankerStats:
         with self._lock:
@@ -144,6 +146,7 @@ class Ranker:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:  # BadUrl, JSON errors
             # Redelivery would fail the same way, so the message is skipped, not retried.
             log.warning("skipping undecodable link batch at offset %s: %s", message.offset, exc)
+            ERRORS.labels(service="ranker", kind="malformed_message").inc()
             with self._lock:
                 self._bad += 1
             return
@@ -170,10 +173,14 @@ class Ranker:
             self._dropped += dropped
             self._dirty = True
 
+    def recompute_due(self) -> bool:
+        """The graph changed and ``ranker_interval_s`` has passed since the last run began."""
+        return self.stats().dirty and time.monotonic() - self._last_recompute >= self._cfg.ranker_interval_s
+
     def recompute(self) -> RankRun:
         """Rank the whole graph and write every node's link fields, then commit the index."""
         with self._recompute_lock:
-            started = time.monotonic()
+            started = self._last_recompute = time.monotonic()
             with self._lock:
                 # Cleared before reading: a batch stored while we rank marks it again.
                 self._dirty = False
@@ -212,6 +219,9 @@ class Ranker:
         # segmenting them again is the slowest part of a run.
         self._tokens_cache = tokens_cache
         run = RankRun(n, result.edges, result.iterations, result.converged, time.monotonic() - started)
+        PAGERANK_DURATION.observe(run.seconds)
+        PAGERANK_NODES.set(run.nodes)
+        PAGERANK_EDGES.set(run.edges)
         with self._lock:
             self._runs += 1
             self._last_run = run
@@ -237,17 +247,16 @@ class Ranker:
         """Consume until ``stop`` is set, ranking every ``ranker_interval_s`` while the
         graph changes; on stop, rank once more if anything changed since the last run,
         so that a finished crawl ends with up-to-date ranks."""
-        last = time.monotonic()
         while not stop.is_set():
             try:
                 self.step(timeout_s=1.0)  # one second: SIGTERM is noticed quickly
-                if self.stats().dirty and time.monotonic() - last >= self._cfg.ranker_interval_s:
-                    last = time.monotonic()
+                if self.recompute_due():
                     self.recompute()
             except Exception:
                 # A backend outage must not end the loop: uncommitted batches come
                 # back, and a failed run leaves the graph dirty for the next one.
                 log.exception("ranker step failed; retrying")
+                ERRORS.labels(service="ranker", kind="step_failed").inc()
                 stop.wait(1.0)
         if final_recompute and self.stats().dirty:
             self.recompute()

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 
+from services.common.metrics import ERRORS, JOBS_DISPATCHED, PAGES_REMOVED
 from services.common.model import (
     TOPIC_FETCHES,
     TOPIC_LINKS,
@@ -59,6 +60,7 @@ class Scheduler:
                 accepted = self.frontier.submit_seeds(request.urls, request.allow_domains)
             except (ValueError, KeyError, TypeError) as exc:
                 log.error("dropping bad seed request at offset %s: %s", m.offset, exc)
+                ERRORS.labels(service="scheduler", kind="malformed_message").inc()
                 continue
             log.info("seeds from %s: %d of %d accepted", request.source or "?", len(accepted), len(request.urls))
         self.bus.commit(GROUP, msgs)
@@ -71,6 +73,7 @@ class Scheduler:
                 self.frontier.offer_links(LinkBatch.from_bytes(m.payload))
             except (ValueError, KeyError, TypeError):
                 log.exception("dropping malformed link batch at offset %s", m.offset)
+                ERRORS.labels(service="scheduler", kind="malformed_message").inc()
         self.bus.commit(GROUP, msgs)
         return len(msgs)
 
@@ -82,10 +85,12 @@ class Scheduler:
                 removals = self.frontier.complete(event)
             except (ValueError, KeyError, TypeError):
                 log.exception("dropping malformed page event at offset %s", m.offset)
+                ERRORS.labels(service="scheduler", kind="malformed_message").inc()
                 continue
             for removal in removals:
                 # Published before the commit below: a crash re-sends it, never drops it.
                 self.bus.publish(TOPIC_REMOVALS, removal.to_bytes(), key=event.host)
+                PAGES_REMOVED.labels(reason=removal.kind).inc()
             self.removed += len(removals)
         self.bus.commit(GROUP, msgs)
         return len(msgs)
@@ -95,6 +100,7 @@ class Scheduler:
         for job in jobs:
             self.bus.publish(TOPIC_FETCHES, job.to_bytes(), key=job.host)
         self.dispatched += len(jobs)
+        JOBS_DISPATCHED.inc(len(jobs))
         return len(jobs)
 
     def idle(self) -> bool:

@@ -7,6 +7,7 @@ into a cache that later runs reuse.
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 import os
 import shutil
 import subprocess
@@ -141,3 +142,20 @@ def reachable_pages(site: ServedSite) -> dict[str, str]:
             if target.startswith(base):
                 queue.append(target)
     return seen
+
+
+def check_indexed_exactly_once(site: ServedSite, urls: list[str]) -> None:
+    """Each reachable page's content is in the index once: under one of the URLs that
+    serve it (index.html and its directory are one page), never twice."""
+    reachable = reachable_pages(site)
+    assert len(urls) == len(set(urls)), "a URL is indexed twice"
+    assert set(urls) <= set(reachable), f"indexed but unreachable: {set(urls) - set(reachable)}"
+    by_content = defaultdict(set)
+    for url, digest in reachable.items():
+        by_content[digest].add(url)
+    indexed = set(urls)
+    missing = [sorted(group)[0] for group in by_content.values() if not group & indexed]
+    doubled = [sorted(group) for group in by_content.values() if len(group & indexed) > 1]
+    assert not missing, f"{len(missing)} reachable pages not indexed, e.g. {missing[:5]}"
+    assert not doubled, f"pages indexed under two URLs: {doubled[:3]}"
+    assert len(reachable) > 200

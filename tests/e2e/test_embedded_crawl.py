@@ -21,7 +21,7 @@ from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
 from services.indexer.chinese_tokens import segment
 
-from .conftest import DISALLOWED, reachable_pages, run_cli, serve_site
+from .conftest import DISALLOWED, check_indexed_exactly_once, run_cli, serve_site
 
 pytestmark = pytest.mark.e2e
 DELAY = 0.05
@@ -45,21 +45,7 @@ def _index(data: Path):
 
 
 def assert_indexed_exactly_once(site, data: Path) -> None:
-    """Each reachable page's content is in the index once: under one of the URLs that
-    serve it (index.html and its directory are one page), never twice."""
-    reachable = reachable_pages(site)
-    urls = _index(data).urls()
-    assert len(urls) == len(set(urls)), "a URL is indexed twice"
-    assert set(urls) <= set(reachable), f"indexed but unreachable: {set(urls) - set(reachable)}"
-    by_content = defaultdict(set)
-    for url, digest in reachable.items():
-        by_content[digest].add(url)
-    indexed = set(urls)
-    missing = [sorted(group)[0] for group in by_content.values() if not group & indexed]
-    doubled = [sorted(group) for group in by_content.values() if len(group & indexed) > 1]
-    assert not missing, f"{len(missing)} reachable pages not indexed, e.g. {missing[:5]}"
-    assert not doubled, f"pages indexed under two URLs: {doubled[:3]}"
-    assert len(reachable) > 200
+    check_indexed_exactly_once(site, _index(data).urls())
 
 
 def test_every_reachable_page_is_indexed_exactly_once(crawled):

@@ -1,0 +1,70 @@
+"""The API's request ids, /metrics and search counters, and its answer while the
+index is still being connected."""
+
+from __future__ import annotations
+
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
+
+from services.api.app import create_app
+from services.api.pending_index import PendingSearchIndex
+from services.common.model import SearchHits, SearchQuery
+from services.common.settings import Settings
+
+
+class EmptyIndex:
+    def search(self, query: SearchQuery) -> SearchHits:
+        return SearchHits(total=0, hits=[])
+
+    def ping(self) -> None:
+        pass
+
+    def sites(self) -> list[str]:
+        return []
+
+    def count(self) -> int:
+        return 0
+
+
+def outcome(name: str) -> float:
+    return REGISTRY.get_sample_value("tansuo_search_requests_total", {"outcome": name}) or 0.0
+
+
+def test_a_caller_s_request_id_is_echoed_and_a_bad_one_replaced() -> None:
+    client = create_app(Settings(), index=EmptyIndex()).test_client()  # type: ignore[arg-type]
+    assert client.get("/livez", headers={"X-Request-ID": "lb-7f3a"}).headers["X-Request-ID"] == "lb-7f3a"
+    replaced = client.get("/livez", headers={"X-Request-ID": "id with spaces; and \"quotes\""}).headers["X-Request-ID"]
+    assert len(replaced) == 32  # a new id: the given one could smuggle text into the logs
+    assert client.get("/livez").headers["X-Request-ID"] != client.get("/livez").headers["X-Request-ID"]
+
+
+def test_searches_are_counted_by_outcome_and_timed() -> None:
+    client = create_app(Settings(), index=EmptyIndex()).test_client()  # type: ignore[arg-type]
+    ok, bad = outcome("ok"), outcome("bad_request")
+    timed = REGISTRY.get_sample_value("tansuo_search_duration_seconds_count") or 0.0
+    assert client.get("/api/search?q=网络").status_code == 200
+    assert client.get("/api/search?q=").status_code == 400
+    assert outcome("ok") == ok + 1 and outcome("bad_request") == bad + 1
+    assert REGISTRY.get_sample_value("tansuo_search_duration_seconds_count") == timed + 1
+
+
+def test_metrics_are_served_by_the_app_in_prometheus_format() -> None:
+    client = create_app(Settings(), index=EmptyIndex()).test_client()  # type: ignore[arg-type]
+    resp = client.get("/metrics")
+    assert resp.status_code == 200 and resp.headers["Content-Type"] == CONTENT_TYPE_LATEST
+    assert "# TYPE tansuo_search_requests_total counter" in resp.get_data(as_text=True)
+
+
+def test_while_the_index_is_connecting_searches_and_readyz_are_503_then_work() -> None:
+    pending = PendingSearchIndex()
+    client = create_app(Settings(), index=pending).test_client()  # type: ignore[arg-type]
+    errors = outcome("error")
+    resp = client.get("/api/search?q=网络")
+    assert resp.status_code == 503 and "not reachable" in resp.get_json()["error"]
+    assert outcome("error") == errors + 1
+    assert client.get("/?q=网络").status_code == 503
+    ready = client.get("/readyz")
+    assert ready.status_code == 503 and "not connected" in ready.get_json()["failed"]["index"]
+    assert client.get("/livez").status_code == 200
+    pending.attach(EmptyIndex())  # type: ignore[arg-type]
+    assert client.get("/api/search?q=网络").status_code == 200
+    assert client.get("/readyz").get_json() == {"status": "ready"}
