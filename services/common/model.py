@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T", bound="WireMessage")
@@ -171,6 +172,18 @@ class StoredPage:
             "content_hash": self.content_hash,
         }
 
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any], body: bytes) -> "StoredPage":
+        """The inverse of ``meta()``: every page store keeps that dict beside the bytes."""
+        return cls(
+            url=meta["url"],
+            status=int(meta["status"]),
+            headers=dict(meta.get("headers", {})),
+            fetched_at=float(meta["fetched_at"]),
+            body=body,
+            content_hash=meta.get("content_hash", ""),
+        )
+
 
 @dataclass(frozen=True)
 class IndexDoc:
@@ -194,6 +207,26 @@ class IndexDoc:
     pagerank: float = 0.0  # PageRank, sums to 1 over the graph
     rank: float = 0.0  # PageRank x N: the scale-free rank feature, 1.0 = average page
     minhash: tuple[int, ...] = ()  # near-duplicate signature of the body; () = too short to judge
+
+
+# IndexDoc fields that hold display text, and numbers; the rest are plain strings.
+DISPLAY_FIELDS = ("title", "headings", "body", "anchors")
+_NUMBER_FIELDS = ("fetched_at", "pagerank", "rank")
+
+
+def index_doc_from(
+    text: "Callable[[str], str]", display: "Callable[[str], str]", number: "Callable[[str], float]",
+    minhash: tuple[int, ...],
+) -> IndexDoc:  # fmt: skip
+    """Rebuild a stored document through a backend's own field readers, so each index
+    adapter only says how it reads a string, a display text and a number."""
+    values: dict[str, Any] = {"minhash": minhash}
+    for f in dataclasses.fields(IndexDoc):
+        if f.name == "minhash":
+            continue
+        read = display if f.name in DISPLAY_FIELDS else number if f.name in _NUMBER_FIELDS else text
+        values[f.name] = read(f.name)
+    return IndexDoc(**values)
 
 
 @dataclass(frozen=True)

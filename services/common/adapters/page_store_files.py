@@ -34,14 +34,7 @@ class FilePageStore:
             return None
         header, _, body = raw.partition(b"\n")
         meta = json.loads(header)
-        return StoredPage(
-            url=meta["url"],
-            status=int(meta["status"]),
-            headers=dict(meta.get("headers", {})),
-            fetched_at=float(meta["fetched_at"]),
-            body=body,
-            content_hash=meta.get("content_hash", ""),
-        )
+        return StoredPage.from_meta(meta, body)
 
     def ping(self) -> None:
         if not self._root.is_dir():

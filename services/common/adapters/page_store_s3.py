@@ -222,14 +222,7 @@ class S3PageStore:
             if sidecar is None:
                 continue  # overwritten while we read; the new page names a new sidecar
             meta = json.loads(sidecar[0])
-            return StoredPage(
-                url=meta["url"],
-                status=int(meta["status"]),
-                headers=dict(meta.get("headers", {})),
-                fetched_at=float(meta["fetched_at"]),
-                body=body,
-                content_hash=meta.get("content_hash", ""),
-            )
+            return StoredPage.from_meta(meta, body)
         raise StoreError(f"page {key} in {self.where}: its metadata object keeps vanishing")
 
     def ping(self) -> None:

@@ -35,7 +35,15 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from services.common.adapters import es_index_template as template
-from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery, url_fingerprint
+from services.common.model import (
+    IndexDoc,
+    LinkFields,
+    SearchHit,
+    SearchHits,
+    SearchQuery,
+    index_doc_from,
+    url_fingerprint,
+)
 from services.common.settings import Settings
 from services.indexer import minhash
 
@@ -149,24 +157,7 @@ def _from_source(src: Mapping[str, Any]) -> IndexDoc:
         value = src.get(name)
         return 0.0 if value is None else float(value)
 
-    return IndexDoc(
-        url=text("url"),
-        site=text("site"),
-        title=text("title"),
-        headings=text("headings"),
-        body=text("body"),
-        content_hash=text("content_hash"),
-        title_tokens=text("title_tokens"),
-        headings_tokens=text("headings_tokens"),
-        body_tokens=text("body_tokens"),
-        subword_tokens=text("subword_tokens"),
-        fetched_at=number("fetched_at"),
-        anchors=text("anchors"),
-        anchors_tokens=text("anchors_tokens"),
-        pagerank=number("pagerank"),
-        rank=number("rank"),
-        minhash=tuple(int(v) for v in src.get("minhash") or ()),
-    )
+    return index_doc_from(text, text, number, tuple(int(v) for v in src.get("minhash") or ()))
 
 
 def _generation(alias: str, index: str) -> int | None:

@@ -25,7 +25,7 @@ from pathlib import Path
 import tantivy
 from tantivy import Occur, Query
 
-from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery
+from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery, index_doc_from
 from services.common.settings import Settings
 from services.indexer import minhash
 
@@ -96,24 +96,7 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
         value = doc.get_first(name)
         return 0.0 if value is None else float(value)
 
-    return IndexDoc(
-        url=text("url"),
-        site=text("site"),
-        title=raw("title"),
-        headings=raw("headings"),
-        body=raw("body"),
-        content_hash=text("content_hash"),
-        title_tokens=text("title_tokens"),
-        headings_tokens=text("headings_tokens"),
-        body_tokens=text("body_tokens"),
-        subword_tokens=text("subword_tokens"),
-        fetched_at=number("fetched_at"),
-        anchors=raw("anchors"),
-        anchors_tokens=text("anchors_tokens"),
-        pagerank=number("pagerank"),
-        rank=number("rank"),
-        minhash=minhash.unpack(bytes(doc.get_first("minhash") or b"")),
-    )
+    return index_doc_from(text, raw, number, minhash.unpack(bytes(doc.get_first("minhash") or b"")))
 
 
 def _has_link_fields(doc: IndexDoc) -> bool:
