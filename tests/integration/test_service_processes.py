@@ -9,6 +9,7 @@ pipeline of processes is the e2e tests' job, on the cluster backends.
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -207,3 +208,31 @@ def test_a_bad_backend_setting_fails_at_once_with_one_clear_line(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "tansuo indexer: error: TANSUO_BUS: unknown scheme 'kafak'" in done.stderr
+
+
+def _dashboard_metrics() -> set[str]:
+    """Every tansuo_* metric family that a dashboard panel's query names."""
+    names: set[str] = set()
+    for path in (Path(__file__).parents[2] / "deploy/grafana/dashboards").glob("*.json"):
+        for expr in re.findall(r'"expr":\s*"((?:[^"\\]|\\.)*)"', path.read_text(encoding="utf-8")):
+            for name in re.findall(r"\btansuo_\w+", expr):
+                names.add(re.sub(r"_(bucket|sum|count)$", "", name))
+    return names
+
+
+def test_every_dashboard_metric_is_exported_by_a_running_service(
+    start: Callable[..., Service], tmp_path: Path
+) -> None:
+    make_index(tmp_path / "data")
+    exported: set[str] = set()
+    wanted = _dashboard_metrics()
+    assert len(wanted) > 10
+    for name in SERVICE_METRICS:
+        service = start(name)
+        service.wait_until("/metrics", lambda: service.get("/metrics")[0] == 200)
+        text = service.get("/metrics")[1].decode()
+        exported |= {m.removesuffix("_total") for m in re.findall(r"^# TYPE (tansuo_\w+)", text, re.M)}
+        exported |= set(re.findall(r"^(tansuo_\w+?)(?:_bucket|_sum|_count)?[{ ]", text, re.M))
+        service.terminate()
+    missing = {m for m in wanted if m not in exported and m.removesuffix("_total") not in exported}
+    assert not missing, f"dashboards query metrics no service exports: {sorted(missing)}"
