@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -223,7 +224,9 @@ def _dashboard_metrics() -> set[str]:
 def test_every_dashboard_metric_is_exported_by_a_running_service(
     start: Callable[..., Service], tmp_path: Path
 ) -> None:
+    """Also: every service's /metrics passes `promtool check metrics`."""
     make_index(tmp_path / "data")
+    promtool = shutil.which("promtool")
     exported: set[str] = set()
     wanted = _dashboard_metrics()
     assert len(wanted) > 10
@@ -231,6 +234,9 @@ def test_every_dashboard_metric_is_exported_by_a_running_service(
         service = start(name)
         service.wait_until("/metrics", lambda: service.get("/metrics")[0] == 200)
         text = service.get("/metrics")[1].decode()
+        if promtool:
+            lint = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+            assert lint.returncode == 0, f"{name}: {lint.stdout}{lint.stderr}"
         exported |= {m.removesuffix("_total") for m in re.findall(r"^# TYPE (tansuo_\w+)", text, re.M)}
         exported |= set(re.findall(r"^(tansuo_\w+?)(?:_bucket|_sum|_count)?[{ ]", text, re.M))
         service.terminate()
