@@ -174,7 +174,8 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
     print(f"Tansuo search UI on http://{cfg.api_host}:{server.port}/  (Ctrl-C to stop)", file=sys.stderr)
     try:
-        status = _crawl(cfg, args.seeds, progress=not args.no_progress, index=index, continuous=args.continuous)
+        continuous = getattr(args, "continuous", False)  # `tansuo demo` has no such flag
+        status = _crawl(cfg, args.seeds, progress=not args.no_progress, index=index, continuous=continuous)
         if status != 0:
             return status
         print("crawl done; still serving (Ctrl-C to stop)", file=sys.stderr)
