@@ -159,3 +159,14 @@ def check_indexed_exactly_once(site: ServedSite, urls: list[str]) -> None:
     assert not missing, f"{len(missing)} reachable pages not indexed, e.g. {missing[:5]}"
     assert not doubled, f"pages indexed under two URLs: {doubled[:3]}"
     assert len(reachable) > 200
+
+
+@pytest.fixture(scope="session")
+def embedded_reference(site_copy, tmp_path_factory) -> Path:
+    """One embedded crawl of the site, the reference that cluster runs are compared with."""
+    site = serve_site(site_copy)
+    data = tmp_path_factory.mktemp("embedded")
+    result = run_cli("crawl", site.url, "--data", str(data), "--delay", "0", "--allow-private-networks", "--no-progress")
+    site.server.stop()
+    assert result.returncode == 0, result.stderr
+    return data

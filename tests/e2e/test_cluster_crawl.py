@@ -24,7 +24,7 @@ from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
 from tests.servers.net import free_port, stop_process, wait_for_port
 
-from .conftest import check_indexed_exactly_once, run_cli, serve_site
+from .conftest import check_indexed_exactly_once, serve_site
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 DELAY = 0.05
@@ -120,16 +120,6 @@ def wait_until_crawled(cluster: Cluster, expected_docs: int, timeout_s: float = 
         last = state
         time.sleep(1.0)
     raise AssertionError(f"crawl did not finish: {last}; scheduler log: {cluster.log('scheduler')[-2000:]}")
-
-
-@pytest.fixture(scope="module")
-def embedded_reference(site_copy, tmp_path_factory) -> Path:
-    site = serve_site(site_copy)
-    data = tmp_path_factory.mktemp("embedded")
-    result = run_cli("crawl", site.url, "--data", str(data), "--delay", "0", "--allow-private-networks", "--no-progress")
-    site.server.stop()
-    assert result.returncode == 0, result.stderr
-    return data
 
 
 @pytest.fixture

@@ -22,9 +22,12 @@ class RedisServer:
     """One redis-server process; ``stop`` and ``start`` again keep the port, so a test
     can take Redis away from a client and give it back."""
 
-    def __init__(self, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, workdir: Path, port: int | None = None, persistent: bool = False) -> None:
+        """``persistent`` keeps data across a restart (append-only file), as a production
+        Redis holding a frontier must."""
         self.port = port or free_port()
         self.workdir = workdir
+        self.persistent = persistent
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -38,7 +41,8 @@ class RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         # In the foreground (no --daemonize), so the PID we hold is the server's own.
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "yes" if self.persistent else "no", "--appendfsync", "always",
              "--dir", str(self.workdir), "--logfile", str(self.workdir / "redis.log")],
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
