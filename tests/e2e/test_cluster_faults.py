@@ -1,0 +1,73 @@
+"""Backends taken away mid-crawl and given back: the services wait, resume, lose nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.servers.redis_server import RedisServer
+from tests.servers.s3_server import S3Server
+
+from .conftest import check_indexed_exactly_once, serve_site
+from .test_cluster_crawl import (
+    Cluster,
+    _env,
+    _frontier,
+    _index,
+    _index_urls,
+    _start_services,
+    wait_until_crawled,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+
+def _fast_env(*args) -> dict[str, str]:
+    """Politeness is tested elsewhere; here only what survives an outage matters."""
+    return {**_env(*args), "TANSUO_FRONTIER_HOST_DELAY_S": "0"}
+
+
+def _crawl_through(cluster: Cluster, site, down, up, expected: int) -> None:
+    _start_services(cluster, crawlers=2)
+    subprocess.run([sys.executable, "-m", "services.cli.main", "seed", site.url], env=cluster.env, check=True,
+                   capture_output=True)  # fmt: skip
+    frontier = _frontier(cluster.env)
+    deadline = time.monotonic() + 120
+    while frontier.counts(time.time()).fetched < 60:
+        assert time.monotonic() < deadline, cluster.log("scheduler")[-2000:]
+        time.sleep(0.2)
+    down()
+    time.sleep(5)  # long enough for every service to notice and start backing off
+    up()
+    wait_until_crawled(cluster, expected)
+    check_indexed_exactly_once(site, _index(cluster.env).urls())
+
+
+def test_redis_restarted_mid_crawl(tmp_path, site_copy, kafka_broker, s3_endpoint, es_url, embedded_reference):
+    redis = RedisServer(tmp_path / "redis", persistent=True)
+    redis.start()
+    site = serve_site(site_copy)
+    cluster = Cluster(_fast_env(tmp_path, redis, kafka_broker, s3_endpoint, es_url), tmp_path)
+    try:
+        _crawl_through(cluster, site, redis.stop, redis.start, len(_index_urls(embedded_reference)))
+    finally:
+        cluster.stop()
+        redis.stop()
+        site.server.stop()
+
+
+def test_the_s3_server_restarted_mid_crawl(tmp_path, site_copy, redis_server, kafka_broker, es_url,
+                                           embedded_reference):  # fmt: skip
+    s3 = S3Server(tmp_path / "s3")
+    s3.start()
+    site = serve_site(site_copy)
+    cluster = Cluster(_fast_env(tmp_path, redis_server, kafka_broker, s3.endpoint, es_url), tmp_path)
+    try:
+        _crawl_through(cluster, site, s3.stop, s3.start, len(_index_urls(embedded_reference)))
+    finally:
+        cluster.stop()
+        s3.stop()
+        site.server.stop()
