@@ -190,16 +190,22 @@ def _same_top_results(embedded, clustered, env: dict[str, str], data: Path) -> N
     assert sum(overlap) / len(overlap) >= 0.8
 
 
-def test_a_crawler_killed_mid_crawl_loses_nothing(cluster, site_copy, embedded_reference):
-    site = serve_site(site_copy)
-    _start_services(cluster, crawlers=2)
+def crawl_until_midway(cluster: Cluster, site, crawlers: int = 2, fetched: int = 60) -> None:
+    """Start every service, seed the site and return once ``fetched`` pages are done:
+    the moment fault tests break something."""
+    _start_services(cluster, crawlers=crawlers)
     subprocess.run([sys.executable, "-m", "services.cli.main", "seed", site.url], env=cluster.env, check=True,
                    capture_output=True)  # fmt: skip
     frontier = _frontier(cluster.env)
     deadline = time.monotonic() + 120
-    while frontier.counts(time.time()).fetched < 60:
+    while frontier.counts(time.time()).fetched < fetched:
         assert time.monotonic() < deadline, cluster.log("scheduler")[-2000:]
         time.sleep(0.2)
+
+
+def test_a_crawler_killed_mid_crawl_loses_nothing(cluster, site_copy, embedded_reference):
+    site = serve_site(site_copy)
+    crawl_until_midway(cluster, site)
     victim = cluster.procs.pop("crawler0")
     victim.send_signal(signal.SIGKILL)
     victim.wait()

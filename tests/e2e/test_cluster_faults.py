@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -12,15 +10,7 @@ from tests.servers.redis_server import RedisServer
 from tests.servers.s3_server import S3Server
 
 from .conftest import check_indexed_exactly_once, serve_site
-from .test_cluster_crawl import (
-    Cluster,
-    _env,
-    _frontier,
-    _index,
-    _index_urls,
-    _start_services,
-    wait_until_crawled,
-)
+from .test_cluster_crawl import Cluster, _env, _index, _index_urls, crawl_until_midway, wait_until_crawled
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -31,14 +21,7 @@ def _fast_env(*args) -> dict[str, str]:
 
 
 def _crawl_through(cluster: Cluster, site, down, up, expected: int) -> None:
-    _start_services(cluster, crawlers=2)
-    subprocess.run([sys.executable, "-m", "services.cli.main", "seed", site.url], env=cluster.env, check=True,
-                   capture_output=True)  # fmt: skip
-    frontier = _frontier(cluster.env)
-    deadline = time.monotonic() + 120
-    while frontier.counts(time.time()).fetched < 60:
-        assert time.monotonic() < deadline, cluster.log("scheduler")[-2000:]
-        time.sleep(0.2)
+    crawl_until_midway(cluster, site)
     down()
     time.sleep(5)  # long enough for every service to notice and start backing off
     up()
