@@ -146,6 +146,19 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def search_field_boosts(self) -> list[tuple[str, float]]:
+        """(index field, boost) of every searched field, for every index backend alike,
+        so that they score the same; a boost of 0 or less switches a field off."""
+        boosts = [
+            ("title_tokens", self.search_title_boost),
+            ("headings_tokens", self.search_headings_boost),
+            ("anchors_tokens", self.search_anchors_boost),
+            ("body_tokens", self.search_body_boost),
+            ("subword_tokens", self.search_subword_boost),
+        ]
+        return [(field, boost) for field, boost in boosts if boost > 0]
+
+    @property
     def effective_parallelism(self) -> int:
         """Fetches one host may have in flight at once."""
         return self.frontier_host_parallelism if self.frontier_host_delay_s == 0 else 1

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.common.model import DISPLAY_FIELDS
+
 # Bump when the settings or mappings change: an index built from an older
 # template keeps working, and the adapter logs that a reindex would apply the
 # new one (``ElasticsearchSearchIndex.reindex_into_new_index``).
@@ -21,7 +23,6 @@ ANALYZER = "tansuo_tokens"
 TEMPLATE_PRIORITY = 500
 
 # Stored for display and snippets, never searched: the segmented twins are.
-_DISPLAY_FIELDS = ("title", "headings", "body", "anchors")
 _TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens")
 
 
@@ -43,7 +44,7 @@ def index_template(alias: str, shards: int, replicas: int) -> dict[str, Any]:
         # MinHash signature: read back for near-duplicate checks, never searched.
         "minhash": {"type": "long", "index": False, "doc_values": False},
         "minhash_bands": {"type": "keyword"},
-        **{name: {"type": "text", "index": False} for name in _DISPLAY_FIELDS},
+        **{name: {"type": "text", "index": False} for name in DISPLAY_FIELDS},
         # Positions, as in tantivy, so title and body serve phrase queries.
         **{name: dict(token_text) for name in _TOKEN_FIELDS},
         # Sub-words only ever get term queries: frequencies are enough.

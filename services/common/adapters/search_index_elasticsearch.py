@@ -537,23 +537,11 @@ class ElasticsearchSearchIndex:
 
     # --- searching
 
-    def _field_boosts(self) -> list[tuple[str, float]]:
-        cfg = self._cfg
-        boosts = [
-            ("title_tokens", cfg.search_title_boost),
-            ("headings_tokens", cfg.search_headings_boost),
-            ("anchors_tokens", cfg.search_anchors_boost),
-            ("body_tokens", cfg.search_body_boost),
-            ("subword_tokens", cfg.search_subword_boost),
-        ]
-        # A boost of 0 (or less) switches a field off, as in the tantivy adapter.
-        return [(f, b) for f, b in boosts if b > 0]
-
     def _query(self, query: SearchQuery) -> dict[str, Any] | None:
         """The Elasticsearch query for a SearchQuery; None when it can match nothing."""
         cfg = self._cfg
         terms = list(dict.fromkeys(t for t in query.terms if t))
-        fields = self._field_boosts()
+        fields = self._cfg.search_field_boosts
         if not terms or not fields:
             return None
         # One clause per word that sums its fields' scores (tantivy's boolean of

@@ -25,13 +25,20 @@ from pathlib import Path
 import tantivy
 from tantivy import Occur, Query
 
-from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery, index_doc_from
+from services.common.model import (
+    DISPLAY_FIELDS,
+    IndexDoc,
+    LinkFields,
+    SearchHit,
+    SearchHits,
+    SearchQuery,
+    index_doc_from,
+)
 from services.common.settings import Settings
 from services.indexer import minhash
 
 log = logging.getLogger(__name__)
 
-_RAW_TEXT = ("title", "headings", "body", "anchors")
 _TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "subword_tokens")
 _PHRASE_FIELDS = ("title_tokens", "body_tokens")
 # The indexer and the ranker each write a few times a second at most: one
@@ -50,7 +57,7 @@ def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
-    for name in _RAW_TEXT:
+    for name in DISPLAY_FIELDS:
         sb.add_bytes_field(name, stored=True, indexed=False)
     for name in _TOKEN_FIELDS:
         # Phrase queries need positions; the sub-word field only ever gets term queries.
@@ -69,7 +76,7 @@ def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
     out.add_text("site", doc.site)
-    for name in _RAW_TEXT:
+    for name in DISPLAY_FIELDS:
         out.add_bytes(name, getattr(doc, name).encode("utf-8"))
     for name in _TOKEN_FIELDS:
         out.add_text(name, getattr(doc, name))
@@ -325,22 +332,10 @@ class TantivySearchIndex:
 
     # --- searching
 
-    def _field_boosts(self) -> list[tuple[str, float]]:
-        cfg = self._cfg
-        boosts = [
-            ("title_tokens", cfg.search_title_boost),
-            ("headings_tokens", cfg.search_headings_boost),
-            ("anchors_tokens", cfg.search_anchors_boost),
-            ("body_tokens", cfg.search_body_boost),
-            ("subword_tokens", cfg.search_subword_boost),
-        ]
-        # A boost of 0 (or less) switches a field off rather than letting it match unscored.
-        return [(f, b) for f, b in boosts if b > 0]
-
     def _query(self, query: SearchQuery) -> Query | None:
         terms = list(dict.fromkeys(t for t in query.terms if t))
         phrase = [w for w in query.phrase if w]
-        fields = self._field_boosts()
+        fields = self._cfg.search_field_boosts
         clauses: list[tuple[Occur, Query]] = []
         occur = Occur.Must if query.require_all else Occur.Should
         for term in terms:
