@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
+import html
 import sys
 import threading
 from urllib.parse import urlsplit
@@ -21,12 +21,15 @@ class CommandError(Exception):
 
 def _check_seeds(cfg: Settings, seeds: list[str]) -> None:
     from services.crawler.network_guard import host_is_private
+    from services.scheduler.seed_submission import BadSeeds, seed_request
 
+    try:
+        seed_request(seeds)
+    except BadSeeds as exc:
+        raise CommandError(str(exc)) from None
     for seed in seeds:
-        parts = urlsplit(seed)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise CommandError(f"seed {seed!r} is not an http(s) URL")
-        if not cfg.crawler_allow_private_networks and host_is_private(parts.hostname):
+        hostname = urlsplit(seed.strip()).hostname or ""
+        if not cfg.crawler_allow_private_networks and host_is_private(hostname):
             raise CommandError(
                 f"seed {seed} is on a loopback or private network address; "
                 "pass --allow-private-networks to crawl local sites"
@@ -130,12 +133,6 @@ def search(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _plain(html: str) -> str:
-    return re.sub(r"</?em>", "", html).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace(
-        "&#x27;", "'"
-    ).replace("&amp;", "&")
-
-
 def _print_results(result: dict) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -143,7 +140,8 @@ def _print_results(result: dict) -> None:
     console = Console()
     console.print(f"[bold]{result['total']}[/] results for [bold]{escape(result['query'])}[/] ({result['took_ms']} ms)")
     for n, hit in enumerate(result["results"], start=(result["page"] - 1) * result["size"] + 1):
-        snippet = escape(_plain(hit["snippet"].replace("<em>", "\x01").replace("</em>", "\x02")))
+        # The snippet is escaped HTML with <em> marks: back to text, marks kept for rich.
+        snippet = escape(html.unescape(hit["snippet"].replace("<em>", "\x01").replace("</em>", "\x02")))
         snippet = snippet.replace("\x01", "[bold yellow]").replace("\x02", "[/]")
         console.print(f"\n[bold]{n}. {escape(hit['title'] or hit['url'])}[/]\n[green]{escape(hit['url'])}[/]\n{snippet}")
 

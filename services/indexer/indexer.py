@@ -115,14 +115,8 @@ class Indexer:
         if event.indexable:
             self._index_page(build_document(event))
         elif event.kind == "page" and event.noindex and 200 <= event.status < 300 and not event.error:
-            url = doc_url(event)
-            urls = {url, event.url}  # the page may have been indexed under either
-            self._index.delete(sorted(urls))
-            for u in urls:
-                self._forget(u)
-                self._batch_deleted.add(u)
-            self._writes += 1
-            self._dirty = True
+            # The page may have been indexed under either its URL or its canonical one.
+            self._drop(sorted({doc_url(event), event.url}))
             self._count(deleted=1)
             DOCUMENTS_DELETED.labels(reason="noindex").inc()
 
@@ -154,10 +148,14 @@ class Indexer:
         self._count(indexed=1)
 
     def _drop(self, urls: list[str]) -> None:
+        """Delete documents in this batch: pending until the next commit, and remembered
+        so that the committed index's answers about them are not trusted meanwhile."""
         self._index.delete(urls)
         for u in urls:
             self._forget(u)
             self._batch_deleted.add(u)
+        self._writes += 1
+        self._dirty = True
 
     def _consume_removals(self) -> int:
         """Gone and redirected pages leave the index, unless fetched again since."""
@@ -171,11 +169,7 @@ class Indexer:
                 continue
             doc = self._index.get(removal.url)
             if doc is not None and doc.fetched_at <= removal.at:
-                self._index.delete([removal.url])
-                self._forget(removal.url)
-                self._batch_deleted.add(removal.url)
-                self._writes += 1
-                self._dirty = True
+                self._drop([removal.url])
                 self._count(deleted=1)
                 DOCUMENTS_DELETED.labels(reason=removal.kind).inc()
         self._messages.extend(messages)
