@@ -2,7 +2,7 @@
 
 pytest_plugins = [
     "tests.servers.redis_server",
+    "tests.servers.s3_server",  # before kafka_broker, which imports it
     "tests.servers.kafka_broker",
-    "tests.servers.s3_server",
     "tests.servers.es_server",
 ]

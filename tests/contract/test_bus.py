@@ -227,3 +227,47 @@ def test_kafka_sends_lost_while_the_broker_is_down_raise_from_flush(private_kafk
     private_kafka_broker.start()  # empty again: Tansu keeps nothing
     bus.ping()
     bus.close()
+
+
+def _retry_while_unavailable(call: Callable[[], object], timeout_s: float = 30.0) -> object:
+    """What the services do around a bus call during an outage: back off and try again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return call()
+        except BusUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+@pytest.mark.integration
+def test_a_kafka_consumer_rides_out_a_broker_restart_and_keeps_its_committed_position(
+    durable_kafka_broker: KafkaBroker,
+) -> None:
+    options = kafka_test_options("restart.", request_timeout_s=2.0, delivery_timeout_s=10.0)
+    producer = KafkaBus([durable_kafka_broker.bootstrap], options)
+    consumer = KafkaBus([durable_kafka_broker.bootstrap], options)
+    publish_all(producer, TOPIC_PAGES, [(f"h{i}.cn", f"before-{i}".encode()) for i in range(6)])
+    first = drain(consumer, TOPIC_PAGES, "indexer", 3)
+    consumer.commit("indexer", first)
+    committed = {m.payload for m in first}
+
+    durable_kafka_broker.stop()
+    with pytest.raises(BusUnavailable):
+        consumer.ping()
+    durable_kafka_broker.start()
+
+    for i in range(3):
+        _retry_while_unavailable(lambda i=i: producer.publish(TOPIC_PAGES, f"after-{i}".encode(), key=f"h{i}.cn"))
+    _retry_while_unavailable(producer.flush)
+    expected = {f"before-{i}".encode() for i in range(6)} - committed | {f"after-{i}".encode() for i in range(3)}
+    got: set[bytes] = set()
+    deadline = time.monotonic() + 60
+    while not expected <= got and time.monotonic() < deadline:
+        batch = _retry_while_unavailable(lambda: consumer.poll(TOPIC_PAGES, "indexer", 0.5))
+        got.update(m.payload for m in batch)  # type: ignore[union-attr]
+    assert expected <= got, f"missing after the restart: {sorted(expected - got)}"
+    assert not got & committed, "messages committed before the restart came again"
+    producer.close()
+    consumer.close()

@@ -54,3 +54,17 @@ def test_the_s3_server_restarted_mid_crawl(tmp_path, site_copy, redis_server, ka
         cluster.stop()
         s3.stop()
         site.server.stop()
+
+
+def test_the_broker_restarted_mid_crawl(tmp_path, site_copy, redis_server, durable_kafka_broker, s3_endpoint, es_url,
+                                        embedded_reference):  # fmt: skip
+    # The broker keeps its log in S3, as Kafka keeps it on disk: a restart loses no
+    # topic, message or committed offset, only every connection.
+    site = serve_site(site_copy)
+    cluster = Cluster(_fast_env(tmp_path, redis_server, durable_kafka_broker, s3_endpoint, es_url), tmp_path)
+    try:
+        _crawl_through(cluster, site, durable_kafka_broker.stop, durable_kafka_broker.start,
+                       len(_index_urls(embedded_reference)))  # fmt: skip
+    finally:
+        cluster.stop()
+        site.server.stop()
