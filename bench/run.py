@@ -37,7 +37,7 @@ def _log(message: str) -> None:
 
 def run_frontier_benches(quick: bool) -> FrontierResults:
     queued, seen_urls, partition_urls = (100_000, 200_000, 100_000) if quick else (1_000_000, 10_000_000, 1_000_000)
-    tansuo, admitted = tansuo_schedule_rate(queued, 10_000, cycles=5_000 if quick else 20_000)
+    tansuo, admitted, counting = tansuo_schedule_rate(queued, 10_000, cycles=5_000 if quick else 20_000)
     naive = naive_schedule_rate(queued, 10_000, cycles=200_000)
     return FrontierResults(
         queued=queued,
@@ -45,6 +45,8 @@ def run_frontier_benches(quick: bool) -> FrontierResults:
         tansuo_per_s=tansuo,
         naive_per_s=naive,
         admitted_per_s=admitted,
+        counts_s=counting["counts_s"],
+        group_by_s=counting["group_by_s"],
         seen=seen_set_cost(seen_urls),
         partitions=partition_spread(partition_urls, 10_000),
     )

@@ -485,6 +485,13 @@ class _Twins:
         assert answers[0] == answers[1], f"finish({u})"
 
 
+def _check_state_counts(sqlite_state: SqliteFrontierState) -> None:
+    """The trigger-kept counts SQLite's counts() reads agree with a count of the table."""
+    db = sqlite_state._db
+    counted = {k: v for k, v in db.execute("SELECT state, n FROM state_counts") if v}
+    assert counted == dict(db.execute("SELECT state, COUNT(*) FROM urls GROUP BY state"))
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("seed", range(6))
 def test_redis_answers_a_random_run_of_calls_exactly_as_sqlite_does(seed: int, redis_url: str) -> None:
@@ -564,6 +571,7 @@ def test_redis_answers_a_random_run_of_calls_exactly_as_sqlite_does(seed: int, r
 
         if step % 10 == 0:
             twins.same("counts", now)
+            _check_state_counts(twins.pair[0])
             twins.same("hosts")
             twins.same("upcoming", -1, key=lambda rows: sorted(rows, key=lambda r: (r[2], r[0])))
             for h in hosts:

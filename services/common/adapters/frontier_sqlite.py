@@ -67,6 +67,19 @@ CREATE TABLE IF NOT EXISTS hosts (
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS scope_domains (domain TEXT PRIMARY KEY);
+-- URLs per state, kept in step by triggers on every insert, state change and delete,
+-- so counts() does not scan the table however large the frontier grows.
+CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS urls_counted_insert AFTER INSERT ON urls BEGIN
+    INSERT INTO state_counts(state, n) VALUES (NEW.state, 1) ON CONFLICT(state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS urls_counted_update AFTER UPDATE OF state ON urls WHEN OLD.state != NEW.state BEGIN
+    UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+    INSERT INTO state_counts(state, n) VALUES (NEW.state, 1) ON CONFLICT(state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS urls_counted_delete AFTER DELETE ON urls BEGIN
+    UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;
+END;
 """
 
 _HOST_COLUMNS = (
@@ -90,6 +103,13 @@ class SqliteFrontierState:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        self._count_existing_urls()
+
+    def _count_existing_urls(self) -> None:
+        """A frontier written before ``state_counts`` existed is counted once, here."""
+        with self._tx() as db:
+            if db.execute("SELECT 1 FROM state_counts LIMIT 1").fetchone() is None:
+                db.execute("INSERT INTO state_counts(state, n) SELECT state, COUNT(*) FROM urls GROUP BY state")
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -208,7 +228,8 @@ class SqliteFrontierState:
         ``parallelism`` in flight per host); each lease starts its host's politeness clock."""
         leases: list[Lease] = []
         with self._tx() as db:
-            (in_flight,) = db.execute("SELECT COUNT(*) FROM urls WHERE state = 'leased'").fetchone()
+            row = db.execute("SELECT n FROM state_counts WHERE state = 'leased'").fetchone()
+            in_flight = row[0] if row else 0
             room = min(limit, max_in_flight - in_flight)
             if room <= 0:
                 return []
@@ -386,9 +407,11 @@ class SqliteFrontierState:
 
     def counts(self, now: float) -> FrontierCounts:
         with self._lock:
-            by_state = dict(self._db.execute("SELECT state, COUNT(*) FROM urls GROUP BY state").fetchall())
-            (due,) = self._db.execute(
-                "SELECT COUNT(*) FROM urls WHERE state = 'queued' AND due_at <= ?", (now,)
+            by_state = dict(self._db.execute("SELECT state, n FROM state_counts").fetchall())
+            # Counted from the other end: queued URLs are nearly all due (only retries
+            # in backoff wait), so the few not yet due are the short range to scan.
+            (not_due,) = self._db.execute(
+                "SELECT COUNT(*) FROM urls WHERE state = 'queued' AND due_at > ?", (now,)
             ).fetchone()
             (robots_inflight,) = self._db.execute(
                 "SELECT COUNT(*) FROM hosts WHERE robots_state = 'fetching'"
@@ -398,7 +421,7 @@ class SqliteFrontierState:
             counters = dict(self._db.execute("SELECT name, value FROM counters").fetchall())
         return FrontierCounts(
             queued=by_state.get("queued", 0),
-            due=due,
+            due=by_state.get("queued", 0) - not_due,
             leased=by_state.get("leased", 0) + robots_inflight,
             done=by_state.get("done", 0),
             failed=by_state.get("failed", 0),
