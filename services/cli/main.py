@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from services.cli import commands, service_commands
 from services.common.json_logging import JsonFormatter
+from services.common.log_throttle import RepeatThrottle
 from services.common.settings import Settings
 
 EXIT_BAD_INPUT = 2
@@ -136,6 +137,7 @@ def _setup_logging(command: str, verbose: bool) -> None:
     for handler in logging.root.handlers:
         # Scrapy resets the root logger's level when it starts; a level on the handler holds.
         handler.setLevel(level)
+        handler.addFilter(RepeatThrottle())
         if log_format == "json":
             handler.setFormatter(JsonFormatter(service=command))
     for name, chatty_level in _CHATTY_LOGGERS.items():

@@ -250,6 +250,14 @@ class ServiceRuntime:
                     extra={"backend": name, "error": error, "retry_in_s": delay},
                 )  # fmt: skip
             ERRORS.labels(service=self.service, kind="backend_unavailable").inc()
+        elif isinstance(exc, ConnectionError):
+            # The backend failed the step and answered the ping after it (it came
+            # back in between): still an outage, still one line.
+            log.warning(
+                "%s step failed: a backend was unreachable (%s); reconnecting in %.0f s",
+                self.service, exc, delay, extra={"error": str(exc), "retry_in_s": delay},
+            )  # fmt: skip
+            ERRORS.labels(service=self.service, kind="backend_unavailable").inc()
         else:
             log.error("%s step failed; restarting it in %.0f s", self.service, delay, exc_info=exc)
             ERRORS.labels(service=self.service, kind="step_failed").inc()

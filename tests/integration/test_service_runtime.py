@@ -117,3 +117,31 @@ def test_a_failing_drain_makes_the_exit_status_1() -> None:
 
     with rt:
         assert rt.supervise(open_body) == 1
+
+
+def test_an_outage_seen_by_a_step_is_one_warning_line_even_if_the_backend_is_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The bus went down during a commit and was up again by the time readiness was
+    # checked: that is an outage to log in one line, not a bug with a traceback.
+    rt = runtime("bus")
+    opened: list[FakeBackend] = []
+
+    def open_body() -> LoopBody:
+        opened.append(rt.connect("bus", lambda: FakeBackend("bus")))
+
+        def step() -> None:
+            if len(opened) == 1:
+                raise ConnectionError("could not commit offsets: KafkaTimeoutError")
+            time.sleep(0.01)
+
+        return LoopBody(step=step, drain=lambda: None)
+
+    with rt, caplog.at_level("WARNING"):
+        thread, _ = run_in_thread(rt, open_body)
+        wait_for(lambda: len(opened) == 2)
+        rt.stop.set()
+        thread.join(10)
+    failures = [r for r in caplog.records if "step failed" in r.getMessage()]
+    assert len(failures) == 1 and failures[0].levelname == "WARNING" and failures[0].exc_info is None
+    assert "could not commit offsets" in failures[0].getMessage()
