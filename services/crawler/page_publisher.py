@@ -9,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from services.common.json_logging import log_context
+from services.common.retry_backoff import describe
 from services.common.metrics import ERRORS
 from services.common.model import TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message, PageStore
@@ -76,11 +77,15 @@ class PublishPipeline:
         with log_context(job_id=item.event.lease_id):
             try:
                 session.publisher.publish(item)
-            except Exception:
-                # Not committed, so the job comes back (after a restart, or when the
-                # frontier's lease expires): losing the page would be worse than a re-fetch.
-                logger.exception("could not publish %s", item.event.url)
+            except Exception as exc:
+                # The page is not lost: its lease runs out in the frontier, which then
+                # hands the URL out again as a new job. This job is committed all the
+                # same: left uncommitted, it would hold its partition's committed offset
+                # (and the lag that autoscaling reads) back for good.
+                logger.warning("could not publish %s (%s); the frontier will hand it out again "
+                               "when its lease expires", item.event.url, describe(exc))  # fmt: skip
                 ERRORS.labels(service="crawler", kind="publish_failed").inc()
+                session.publisher.skip(item.message)
             finally:
                 session.in_flight -= 1
         return item

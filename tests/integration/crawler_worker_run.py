@@ -32,7 +32,10 @@ def main() -> None:
     worker = CrawlerWorker(cfg, bus, store)
     summary: dict[str, Any] = {}
     late = FetchJob.from_dict(json.loads(args.late_job)) if args.late_job else None
-    watcher = threading.Thread(target=_watch, args=(bus, worker, args.expect, late, summary), daemon=True)
+    if args.until_committed:
+        watcher = threading.Thread(target=_watch_commits, args=(bus, worker), daemon=True)
+    else:
+        watcher = threading.Thread(target=_watch, args=(bus, worker, args.expect, late, summary), daemon=True)
     started = time.monotonic()
     watcher.start()
     worker.run()
@@ -49,6 +52,8 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--expect", type=int, required=True, help="page events to wait for")
     parser.add_argument("--settings", default="{}", help="Settings keyword arguments, as JSON")
     parser.add_argument("--late-job", default="", help="a FetchJob (JSON) to publish once idle")
+    parser.add_argument("--until-committed", action="store_true",
+                        help="stop once every fetch job is committed, not on page events")
     return parser.parse_args()
 
 
@@ -63,6 +68,13 @@ def _watch(bus: Bus, worker: CrawlerWorker, expect: int, late: FetchJob | None,
         _wait_for(bus, 1, deadline, url=late.url)
         summary["late_latency_s"] = time.monotonic() - published
     summary["events_seen"] = seen
+    worker.stop()
+
+
+def _watch_commits(bus: Bus, worker: CrawlerWorker) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while bus.pending(TOPIC_FETCHES, "crawler") and time.monotonic() < deadline:
+        time.sleep(0.1)
     worker.stop()
 
 

@@ -194,7 +194,7 @@ def job(url: str, **fields: object) -> FetchJob:
 
 
 def crawl(data_dir: Path, jobs: list[FetchJob], settings: dict, *, junk: int = 0,
-          late: FetchJob | None = None) -> CrawlResult:
+          late: FetchJob | None = None, until_committed: bool = False) -> CrawlResult:
     bus = SqliteBus(data_dir / "bus.sqlite3")
     for item in jobs:
         bus.publish(TOPIC_FETCHES, item.to_bytes(), key=item.host)
@@ -205,6 +205,8 @@ def crawl(data_dir: Path, jobs: list[FetchJob], settings: dict, *, junk: int = 0
                "--settings", json.dumps(settings)]
     if late is not None:
         command += ["--late-job", late.to_bytes().decode()]
+    if until_committed:
+        command.append("--until-committed")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr
@@ -396,6 +398,19 @@ def test_private_addresses_are_refused_before_any_request(site: Site, tmp_path: 
     }
     assert not [p for p in site.paths() if p.startswith("/private")]
     assert result.pending_jobs == 0
+
+
+def test_a_page_that_cannot_be_stored_is_logged_and_its_job_committed(site: Site, tmp_path: Path) -> None:
+    # The page store is an S3 URL where nothing listens. The page is not lost: its
+    # lease runs out in the frontier, which hands it out again; the job is committed
+    # so that the partition's committed offset (and its lag) keeps moving.
+    urls = [f"{site.base}/small/{i}.html?unstored" for i in range(3)]
+    store = f"s3://k:s@127.0.0.1:{closed_port()}/pages"
+    settings = {"crawler_allow_private_networks": True, "store": store, "store_timeout_s": 1.0}
+    result = crawl(tmp_path, [job(u) for u in urls], settings, until_committed=True)
+    assert result.events == {}
+    assert result.pending_jobs == 0
+    assert sum(p.endswith("?unstored") for p in site.paths()) == 3
 
 
 def test_host_is_private_resolves_names_before_judging() -> None:
