@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     bus_request_timeout_s: float = Field(default=10.0, gt=0)
     bus_delivery_timeout_s: float = Field(default=60.0, gt=0)
     bus_join_timeout_s: float = Field(default=30.0, gt=0)
+    # How long the broker may hold a fetch that finds no new message. Kafka answers as
+    # soon as one arrives, so this only bounds idle polling; a broker that always waits
+    # it out (Tansu does) adds it to every hop, and wants a small value.
+    bus_fetch_max_wait_ms: int = Field(default=500, ge=1, le=30_000)
 
     # --- page store (S3 in a cluster)
     store_timeout_s: float = Field(default=10.0, gt=0)

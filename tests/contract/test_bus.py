@@ -30,7 +30,7 @@ def kafka_test_options(prefix: str, **overrides: object) -> KafkaBusOptions:
     """Small topics and Tansu's fast group settings (INFRA.md)."""
     settings: dict = dict(
         topic_prefix=prefix, partitions=3, session_timeout_ms=6000, heartbeat_interval_ms=1000,
-        request_timeout_s=5.0, delivery_timeout_s=10.0, join_timeout_s=20.0,
+        request_timeout_s=5.0, delivery_timeout_s=10.0, join_timeout_s=20.0, fetch_max_wait_ms=50,
     )  # fmt: skip
     settings.update(overrides)
     return KafkaBusOptions(**settings)

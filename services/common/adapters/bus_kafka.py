@@ -125,6 +125,7 @@ class KafkaBusOptions:
     request_timeout_s: float = 10.0  # bootstrap, metadata, commit, offsets, and publish's wait for metadata
     delivery_timeout_s: float = 60.0  # a send not acknowledged by then fails (and flush raises)
     join_timeout_s: float = 30.0  # the longest poll() waits for a group (re)join
+    fetch_max_wait_ms: int = 500  # Kafka's default; see Settings.bus_fetch_max_wait_ms
 
     @classmethod
     def from_settings(cls, cfg: Settings | None, **overrides: Any) -> KafkaBusOptions:
@@ -205,6 +206,7 @@ class _GroupConsumer(ConsumerRebalanceListener):
             request_timeout_ms=max(int(opts.request_timeout_s * 1000), 1000),
             bootstrap_timeout_ms=int(opts.request_timeout_s * 1000),
             max_partition_fetch_bytes=opts.max_message_bytes,
+            fetch_max_wait_ms=opts.fetch_max_wait_ms,
             allow_auto_create_topics=False,
         )
         self.kc.subscribe([self.physical], listener=self)
