@@ -29,6 +29,32 @@ log = logging.getLogger(__name__)
 GROUP = "scheduler"
 
 
+class ProgressReport:
+    """One INFO line a minute while the crawl moves, and one when it stops moving with
+    work left, so an operator reading the log sees progress, and sees a stall."""
+
+    def __init__(self, interval_s: float = 60.0) -> None:
+        self.interval_s = interval_s
+        self._next = time.monotonic() + interval_s
+        self._last = (0, 0)
+
+    def maybe_log(self, scheduler: Scheduler) -> None:
+        if time.monotonic() < self._next:
+            return
+        self._next = time.monotonic() + self.interval_s
+        moved = (scheduler.dispatched, scheduler.outcomes)
+        counts = scheduler.frontier.counts()
+        if moved == self._last and counts.idle:
+            return
+        dispatched, outcomes = (now - before for now, before in zip(moved, self._last))
+        self._last = moved
+        log.info(
+            "last %.0f s: %d jobs dispatched, %d outcomes; frontier: %d queued (%d due), %d in flight, "
+            "%d fetched, %d blocked hosts", self.interval_s, dispatched, outcomes, counts.queued, counts.due,
+            counts.leased, counts.fetched, counts.blocked_hosts,
+        )  # fmt: skip
+
+
 class Scheduler:
     def __init__(self, frontier: Frontier, bus: Bus, continuous: bool = False) -> None:
         """``continuous``: fetched pages come back for recrawl when due; otherwise the
@@ -37,8 +63,10 @@ class Scheduler:
         self.bus = bus
         self.continuous = continuous
         self.dispatched = 0
+        self.outcomes = 0
         self.removed = 0
         self._next_sweep = 0.0
+        self._report = ProgressReport()
 
     def step(self, timeout_s: float = 0.05) -> int:
         """One cycle: admit links first (so a page's links are queued before its outcome
@@ -50,6 +78,7 @@ class Scheduler:
             self._next_sweep = time.monotonic() + self.frontier.cfg.frontier_sweep_interval_s
             handled += self.frontier.sweep_recrawl()
         handled += self._dispatch()
+        self._report.maybe_log(self)
         return handled
 
     def _consume_seeds(self) -> int:
@@ -92,6 +121,7 @@ class Scheduler:
                 self.bus.publish(TOPIC_REMOVALS, removal.to_bytes(), key=event.host)
                 PAGES_REMOVED.labels(reason=removal.kind).inc()
             self.removed += len(removals)
+            self.outcomes += 1
         self.bus.commit(GROUP, msgs)
         return len(msgs)
 
