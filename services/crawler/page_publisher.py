@@ -26,36 +26,85 @@ logger = logging.getLogger(__name__)
 
 class PagePublisher:
     """Publishes outcomes at once but commits their jobs in batches (``commit_published``),
-    because on Kafka a durable commit needs a flush, and one flush per page is slow."""
+    because on Kafka a durable commit needs a flush, and one flush per page is slow.
+
+    A page is two messages, its links and its event, and a broker outage can lose one
+    and deliver the other: a page marked fetched whose links never reached the
+    scheduler or the link graph, and never will, since its job is done. The bus reports
+    a lost send late (from a later publish or flush, maybe another page's), so after any
+    failure every outcome not yet confirmed by a clean flush is sent again before a job
+    is committed. Each consumer is idempotent, so a message that had arrived changes
+    nothing the second time.
+    """
 
     def __init__(self, bus: Bus, store: PageStore, stats: WorkerStats) -> None:
         self._bus = bus
         self._store = store
         self._stats = stats
         self._uncommitted: list[Message] = []
+        self._unconfirmed: list[FetchOutcome] = []  # sent since the last clean flush
+        self._resend = False
 
     def publish(self, outcome: FetchOutcome) -> None:
+        """Store the page and send its messages. Raises only if the page could not be
+        stored; a bus failure is kept for ``commit_published`` to repair."""
         event = outcome.event
         if outcome.page is not None:
             self._store.put(event.store_key, outcome.page)
+        self._unconfirmed.append(outcome)
+        self._uncommitted.append(outcome.message)
+        self._stats.record(event)
+        try:
+            self._send(outcome)
+        except Exception as exc:  # noqa: BLE001 - sent again before any commit
+            self._failed(exc)
+
+    def _send(self, outcome: FetchOutcome) -> None:
+        event = outcome.event
         # Links first: the scheduler sees a page's outlinks before it hears the page is done.
         if outcome.links is not None:
             self._bus.publish(TOPIC_LINKS, outcome.links.to_bytes(), key=event.host)
         self._bus.publish(TOPIC_PAGES, event.to_bytes(), key=event.host)
-        self._uncommitted.append(outcome.message)
-        self._stats.record(event)
+
+    def _failed(self, exc: BaseException) -> None:
+        if not self._resend:
+            logger.warning("bus send failed (%s); the %d page(s) not yet confirmed will be sent again",
+                           describe(exc), len(self._unconfirmed))  # fmt: skip
+        self._resend = True
 
     def commit_published(self) -> int:
-        """Flush the bus, then commit every job published so far. Returns how many."""
+        """Flush the bus, then commit every job published so far. Returns how many.
+        Raises while the bus cannot take the messages; nothing is committed then."""
         if not self._uncommitted:
             return 0
-        # Taken off the list only once flushed: if flush raises, the batch stays and is
-        # committed on a later tick, instead of holding the partition's offset back.
-        batch = list(self._uncommitted)
-        self._bus.flush()
+        if self._resend:
+            self._send_again()
+        batch, confirmed = list(self._uncommitted), len(self._unconfirmed)
+        try:
+            self._bus.flush()
+        except Exception as exc:
+            self._failed(exc)
+            raise
         self._bus.commit(CONSUMER_GROUP, batch)
         del self._uncommitted[: len(batch)]
+        del self._unconfirmed[:confirmed]
         return len(batch)
+
+    def _send_again(self) -> None:
+        try:
+            self._bus.flush()  # collects the late reports of earlier sends: all are resent anyway
+        except Exception:  # noqa: BLE001 - the outcomes behind it are in _unconfirmed
+            pass
+        for outcome in list(self._unconfirmed):
+            try:
+                self._send(outcome)
+            except ConnectionError:
+                raise  # still down: try again on a later tick
+            except Exception as exc:  # noqa: BLE001 - this page can never be sent (too large?)
+                logger.error("cannot publish %s (%s); dropping it", outcome.event.url, describe(exc))
+                ERRORS.labels(service="crawler", kind="publish_failed").inc()
+                self._unconfirmed.remove(outcome)
+        self._resend = False
 
     def skip(self, message: Message) -> None:
         """Commit a message that is not a valid job: redelivering it would fail again."""
@@ -78,11 +127,12 @@ class PublishPipeline:
             try:
                 session.publisher.publish(item)
             except Exception as exc:
-                # The page is not lost: its lease runs out in the frontier, which then
-                # hands the URL out again as a new job. This job is committed all the
-                # same: left uncommitted, it would hold its partition's committed offset
-                # (and the lag that autoscaling reads) back for good.
-                logger.warning("could not publish %s (%s); the frontier will hand it out again "
+                # The page could not be stored, so nothing was sent. It is not lost: its
+                # lease runs out in the frontier, which then hands the URL out again as
+                # a new job. This job is committed all the same: left uncommitted, it
+                # would hold its partition's committed offset (and the lag that
+                # autoscaling reads) back for good.
+                logger.warning("could not store %s (%s); the frontier will hand it out again "
                                "when its lease expires", item.event.url, describe(exc))  # fmt: skip
                 ERRORS.labels(service="crawler", kind="publish_failed").inc()
                 session.publisher.skip(item.message)
