@@ -72,6 +72,15 @@ class Cluster:
             parts.append(f"--- {name} ---\n" + "\n".join(own[-lines:]))
         return "\n".join(parts)
 
+    def freeze(self) -> None:
+        """SIGSTOP every service: nothing is sent until ``thaw``."""
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         """SIGTERM to every service at once, then wait for each to drain."""
         for proc in self.procs.values():
