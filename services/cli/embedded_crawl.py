@@ -33,6 +33,9 @@ from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
 
 log = logging.getLogger(__name__)
+# How long a resumed crawl gives the jobs a killed run left on the bus to come back
+# and be fetched, before the leases still open are taken for orphans.
+RESUME_GRACE_S = 30.0
 
 _GROUPS = {
     TOPIC_FETCHES: ("crawler",),
@@ -87,6 +90,7 @@ class EmbeddedCrawl:
         self._stop = threading.Event()
         self._finished = threading.Event()
         self._started = time.monotonic()
+        self._started_wall = time.time()
         self._fetched_at_start = self.frontier.counts().fetched
 
     def progress(self) -> CrawlProgress:
@@ -138,7 +142,11 @@ class EmbeddedCrawl:
     def _watch(self, on_tick: Callable[["EmbeddedCrawl"], None] | None) -> None:
         """Stop the crawler once the frontier is empty twice in a row with no job pending."""
         quiet = 0
+        orphans_due = time.monotonic() + RESUME_GRACE_S
         while not self._stop.wait(0.2):
+            if orphans_due and time.monotonic() >= orphans_due:
+                orphans_due = 0.0
+                self._release_orphaned_leases()
             if on_tick is not None:
                 on_tick(self)
             done = (
@@ -151,6 +159,16 @@ class EmbeddedCrawl:
                 self._finished.set()
                 self.worker.stop()
                 return
+
+    def _release_orphaned_leases(self) -> None:
+        """A run killed between leasing a URL and publishing its job left a lease that no
+        job will ever finish. This process is the only crawler, so once every job the
+        dead run left on the bus has had time to come back and be fetched, its leases
+        still open are orphans: back to the queue now, not after the lease timeout."""
+        started = self._started_wall
+        released = self.frontier.state.expire_leases(time.time(), time.time() - started)
+        if released:
+            log.info("%d URL(s) leased by an earlier run and never fetched are queued again", released)
 
     def _finish(self) -> CrawlSummary:
         """Index and rank whatever the crawl produced, even when interrupted."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
@@ -148,6 +148,16 @@ class Frontier:
                 if job is not None:
                     jobs.append(job)
         return jobs
+
+    def release_unsent(self, jobs: Sequence[FetchJob]) -> None:
+        """Take back jobs that were leased but could not be sent (the bus refused them):
+        their URLs are queued again and their hosts' slots freed."""
+        now = self.clock()
+        for job in jobs:
+            if job.kind == "robots":
+                self.state.update_host(job.host, HostUpdate(robots_state="unknown"), now, True)
+            else:
+                self.state.unlease(job.url, now, "queued", "")
 
     def _page_room(self) -> int:
         """Pages the --max-pages budget still allows to be leased."""

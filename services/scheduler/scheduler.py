@@ -127,8 +127,14 @@ class Scheduler:
 
     def _dispatch(self) -> int:
         jobs = self.frontier.dispatch()
-        for job in jobs:
-            self.bus.publish(TOPIC_FETCHES, job.to_bytes(), key=job.host)
+        for n, job in enumerate(jobs):
+            try:
+                self.bus.publish(TOPIC_FETCHES, job.to_bytes(), key=job.host)
+            except Exception:
+                # Leased but never sent: back to the queue now, or each would wait out
+                # the lease timeout for a job that no crawler will ever get.
+                self.frontier.release_unsent(jobs[n:])
+                raise
         self.dispatched += len(jobs)
         JOBS_DISPATCHED.inc(len(jobs))
         return len(jobs)
