@@ -41,7 +41,7 @@ comparing absolute figures with anything.
 ## Running them
 
 ```sh
-.venv/bin/python -m bench.run           # the full run, about 6 minutes on 2 cores; rewrites this file
+.venv/bin/python -m bench.run           # the full run, about 25 minutes on 2 cores; rewrites this file
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
 ```
 
