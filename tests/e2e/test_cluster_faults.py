@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from tests.servers.redis_server import RedisServer
 from tests.servers.s3_server import S3Server
 
-from .conftest import check_indexed_exactly_once, serve_site
+from .conftest import ServedSite, check_indexed_exactly_once, serve_site
 from .test_cluster_crawl import Cluster, _env, _index, _index_urls, crawl_until_midway, wait_until_crawled
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -21,40 +24,49 @@ def _fast_env(*args) -> dict[str, str]:
     return {**_env(*args), "TANSUO_FRONTIER_HOST_DELAY_S": "0", "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "15"}
 
 
-def _crawl_through(cluster: Cluster, site, down, up, expected: int) -> None:
+@contextmanager
+def _cluster_serving(site_copy, env: dict[str, str], logs: Path) -> Iterator[tuple[Cluster, ServedSite]]:
+    """The docs site served and a cluster on ``env``; both stopped however the test ends."""
+    site = serve_site(site_copy)
+    cluster = Cluster(env, logs)
+    try:
+        yield cluster, site
+    finally:
+        cluster.stop()
+        site.server.stop()
+
+
+def _crawl_through(cluster: Cluster, site: ServedSite, down: Callable[[], None], up: Callable[[], None],
+                   embedded_reference: Path) -> None:  # fmt: skip
     crawl_until_midway(cluster, site)
     down()
     time.sleep(5)  # long enough for every service to notice and start backing off
     up()
-    wait_until_crawled(cluster, expected)
+    wait_until_crawled(cluster, len(_index_urls(embedded_reference)))
     check_indexed_exactly_once(site, _index(cluster.env).urls())
 
 
 def test_redis_restarted_mid_crawl(tmp_path, site_copy, kafka_broker, s3_endpoint, es_url, embedded_reference):
     redis = RedisServer(tmp_path / "redis", persistent=True)
     redis.start()
-    site = serve_site(site_copy)
-    cluster = Cluster(_fast_env(tmp_path, redis, kafka_broker, s3_endpoint, es_url), tmp_path)
     try:
-        _crawl_through(cluster, site, redis.stop, redis.start, len(_index_urls(embedded_reference)))
+        env = _fast_env(tmp_path, redis, kafka_broker, s3_endpoint, es_url)
+        with _cluster_serving(site_copy, env, tmp_path) as (cluster, site):
+            _crawl_through(cluster, site, redis.stop, redis.start, embedded_reference)
     finally:
-        cluster.stop()
         redis.stop()
-        site.server.stop()
 
 
 def test_the_s3_server_restarted_mid_crawl(tmp_path, site_copy, redis_server, kafka_broker, es_url,
                                            embedded_reference):  # fmt: skip
     s3 = S3Server(tmp_path / "s3")
     s3.start()
-    site = serve_site(site_copy)
-    cluster = Cluster(_fast_env(tmp_path, redis_server, kafka_broker, s3.endpoint, es_url), tmp_path)
     try:
-        _crawl_through(cluster, site, s3.stop, s3.start, len(_index_urls(embedded_reference)))
+        env = _fast_env(tmp_path, redis_server, kafka_broker, s3.endpoint, es_url)
+        with _cluster_serving(site_copy, env, tmp_path) as (cluster, site):
+            _crawl_through(cluster, site, s3.stop, s3.start, embedded_reference)
     finally:
-        cluster.stop()
         s3.stop()
-        site.server.stop()
 
 
 def test_the_broker_restarted_mid_crawl(tmp_path, site_copy, redis_server, durable_kafka_broker, s3_endpoint, es_url,
@@ -66,18 +78,13 @@ def test_the_broker_restarted_mid_crawl(tmp_path, site_copy, redis_server, durab
     # once producers had been quiet for 2 s). So the services are frozen for 2 s before
     # the broker stops and thawed at once after, to meet the outage as it is: a page
     # whose links the broker dropped after acknowledging them would never be ranked.
-    site = serve_site(site_copy)
-    cluster = Cluster(_fast_env(tmp_path, redis_server, durable_kafka_broker, s3_endpoint, es_url), tmp_path)
+    env = _fast_env(tmp_path, redis_server, durable_kafka_broker, s3_endpoint, es_url)
+    with _cluster_serving(site_copy, env, tmp_path) as (cluster, site):
 
-    def stop_broker_durably() -> None:
-        cluster.freeze()
-        time.sleep(2)
-        durable_kafka_broker.stop()
-        cluster.thaw()
+        def stop_broker_durably() -> None:
+            cluster.freeze()
+            time.sleep(2)
+            durable_kafka_broker.stop()
+            cluster.thaw()
 
-    try:
-        _crawl_through(cluster, site, stop_broker_durably, durable_kafka_broker.start,
-                       len(_index_urls(embedded_reference)))  # fmt: skip
-    finally:
-        cluster.stop()
-        site.server.stop()
+        _crawl_through(cluster, site, stop_broker_durably, durable_kafka_broker.start, embedded_reference)
