@@ -165,8 +165,9 @@ class EmbeddedCrawl:
         job will ever finish. This process is the only crawler, so once every job the
         dead run left on the bus has had time to come back and be fetched, its leases
         still open are orphans: back to the queue now, not after the lease timeout."""
-        started = self._started_wall
-        released = self.frontier.state.expire_leases(time.time(), time.time() - started)
+        now = time.time()
+        # Expires exactly the leases taken before this run started.
+        released = self.frontier.state.expire_leases(now, now - self._started_wall)
         if released:
             log.info("%d URL(s) leased by an earlier run and never fetched are queued again", released)
 
