@@ -20,7 +20,7 @@ from services.common.bootstrap import (
     build_page_store,
     build_search_index,
 )
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
+from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
 from services.crawler.worker import CrawlerWorker
@@ -42,6 +42,7 @@ _GROUPS = {
     TOPIC_PAGES: ("scheduler", "indexer"),
     TOPIC_LINKS: ("scheduler", "ranker"),
     TOPIC_REMOVALS: ("indexer",),
+    TOPIC_INDEXED: ("ranker",),
 }
 
 

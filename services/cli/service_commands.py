@@ -20,7 +20,7 @@ from services.common.bootstrap import (
     build_search_index,
 )
 from services.common.metrics import CONSUMER_LAG, SEARCH_REQUESTS
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS, TOPIC_SEEDS
+from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS, TOPIC_SEEDS
 from services.common.ports import Bus
 from services.common.settings import Settings
 from services.cli.service_runtime import LoopBody, ServiceRuntime, Stopped, pending_setting
@@ -124,7 +124,7 @@ def ranker(cfg: Settings, args: argparse.Namespace) -> int:
             if rk.stats().dirty:
                 rk.recompute()
 
-        return LoopBody(step=step, drain=drain, refresh=consumer_lag(bus, GROUP, (TOPIC_LINKS,)))
+        return LoopBody(step=step, drain=drain, refresh=consumer_lag(bus, GROUP, (TOPIC_LINKS, TOPIC_INDEXED)))
 
     with rt:
         return rt.supervise(open_body)

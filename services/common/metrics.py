@@ -59,6 +59,14 @@ PAGERANK_DURATION = Histogram(
 )
 PAGERANK_NODES = Gauge("tansuo_pagerank_graph_nodes", "Pages in the link graph at the last PageRank run.")
 PAGERANK_EDGES = Gauge("tansuo_pagerank_graph_edges", "Links in the link graph at the last PageRank run.")
+RANKER_DOCUMENTS_WAITING = Gauge(
+    "tansuo_ranker_documents_waiting",
+    "Documents the indexer announced as searchable that no PageRank run has ranked yet (no PageRank, no anchors).",
+)
+RANKER_OLDEST_WAITING = Gauge(
+    "tansuo_ranker_oldest_waiting_seconds",
+    "How long the document that has waited longest for its link fields has waited (0 when none waits).",
+)
 
 # --- api
 SEARCH_DURATION = Histogram(

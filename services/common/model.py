@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+import struct
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -44,6 +46,7 @@ TOPIC_PAGES = "pages.fetched"  # crawler -> indexer, ranker, scheduler, key = ho
 TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, key = host of the source page
 TOPIC_REMOVALS = "pages.removed"  # scheduler -> indexer, key = host
 TOPIC_SEEDS = "seeds.submitted"  # `tansuo seed`, POST /api/seeds -> scheduler
+TOPIC_INDEXED = "documents.indexed"  # indexer -> ranker, key = site
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,17 @@ class PageRemoval(WireMessage):
 
 
 @dataclass(frozen=True)
+class IndexedDocuments(WireMessage):
+    """URLs whose documents an index commit has just made searchable.
+
+    The ranker writes its last computed link fields into each of them, so a page
+    indexed after the ranker's last run does not wait for the link graph to change."""
+
+    urls: list[str] = field(default_factory=list)
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
 class StoredPage:
     """Raw bytes of one fetch plus the metadata needed to re-parse it later."""
 
@@ -227,6 +241,17 @@ def index_doc_from(
         read = display if f.name in DISPLAY_FIELDS else number if f.name in _NUMBER_FIELDS else text
         values[f.name] = read(f.name)
     return IndexDoc(**values)
+
+
+def feature_precision(value: float) -> float:
+    """``value`` as Elasticsearch keeps a ``rank_feature``: a float32 with only its top
+    9 significant bits (Lucene's FeatureField), about 0.4% precision. The ranker
+    writes ranks already rounded so, which costs search nothing and lets tantivy,
+    which would keep every bit, score exactly as Elasticsearch does."""
+    if value <= 0 or not math.isfinite(value):
+        return 0.0
+    bits = struct.unpack(">I", struct.pack(">f", value))[0]
+    return struct.unpack(">f", struct.pack(">I", bits >> 15 << 15))[0]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,15 @@ import threading
 import time
 
 from services.common.metrics import DOCUMENTS_DELETED, DUPLICATES, ERRORS, INDEXING_LATENCY, PAGES_INDEXED
-from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS, IndexDoc, PageEvent, PageRemoval
+from services.common.model import (
+    TOPIC_INDEXED,
+    TOPIC_PAGES,
+    TOPIC_REMOVALS,
+    IndexDoc,
+    IndexedDocuments,
+    PageEvent,
+    PageRemoval,
+)
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
 from services.indexer.document_builder import build_document, doc_url
@@ -23,6 +31,8 @@ from services.scheduler.url_canonical import canonical_preference
 log = logging.getLogger(__name__)
 
 GROUP = "indexer"
+# URLs per documents.indexed message: a commit of a full batch fits in a few small messages.
+ANNOUNCE_CHUNK = 500
 
 
 class Indexer:
@@ -55,6 +65,7 @@ class Indexer:
         self._batch_signatures: dict[str, tuple[int, ...]] = {}  # uncommitted documents' MinHash
         self._batch_deleted: set[str] = set()
         self._batch_fetched_at: list[float] = []  # of the upserts, for the indexing latency
+        self._batch_upserted: dict[str, None] = {}  # URLs upserted, announced after the commit
         self._last_commit = time.monotonic()
 
     @property
@@ -142,6 +153,7 @@ class Indexer:
         if doc.minhash:
             self._batch_signatures[doc.url] = doc.minhash
         self._batch_deleted.discard(doc.url)
+        self._batch_upserted[doc.url] = None
         self._batch_fetched_at.append(doc.fetched_at)
         self._writes += 1
         self._dirty = True
@@ -208,7 +220,8 @@ class Indexer:
         return removed + len(messages)
 
     def flush(self) -> None:
-        """Commit the index, then the bus offsets of the messages it now holds."""
+        """Commit the index, announce what it made searchable, then commit the bus
+        offsets of the messages it now holds."""
         if self._dirty:
             self._index.commit()
             committed_at = time.time()  # wall clock, like the crawler's fetched_at
@@ -216,6 +229,7 @@ class Indexer:
                 if fetched_at:
                     INDEXING_LATENCY.observe(max(0.0, committed_at - fetched_at))
             PAGES_INDEXED.inc(len(self._batch_fetched_at))
+            self._announce(committed_at)
         if self._messages:
             self._bus.commit(GROUP, self._messages)
         self._messages = []
@@ -225,7 +239,20 @@ class Indexer:
         self._batch_signatures.clear()
         self._batch_deleted.clear()
         self._batch_fetched_at.clear()
+        self._batch_upserted.clear()
         self._last_commit = time.monotonic()
+
+    def _announce(self, committed_at: float) -> None:
+        """Tell the ranker which documents this commit made searchable, durably before
+        the page events are committed: a crash replays the events and announces again,
+        so a document never misses its link fields for want of an announcement."""
+        deleted = self._batch_deleted
+        urls = [u for u in self._batch_upserted if u not in deleted]
+        for i in range(0, len(urls), ANNOUNCE_CHUNK):
+            chunk = urls[i : i + ANNOUNCE_CHUNK]
+            self._bus.publish(TOPIC_INDEXED, IndexedDocuments(chunk, committed_at).to_bytes(), key=chunk[0])
+        if urls:
+            self._bus.flush()
 
     def run(self, stop: threading.Event, poll_timeout_s: float = 1.0) -> None:
         """Loop until ``stop`` is set, then commit what is pending.

@@ -4,6 +4,20 @@ inbound anchor text into the search index.
 Consuming and ranking are separate on purpose. Consuming is cheap and runs all the
 time, so the graph is never far behind the crawl; ranking is a whole-graph job, run
 every ``ranker_interval_s`` while the graph keeps changing, and once more on stop.
+
+How link fields reach every document, whichever process indexes it and whenever:
+
+- A run writes the fields of every page whose fields changed materially since this
+  process last wrote them (``RANK_CHANGE``), not the whole index every interval.
+- The indexer trails the crawl, so a run may compute fields for pages that are not
+  indexed yet; the index ignores those. After each commit the indexer announces the
+  URLs it made searchable (``documents.indexed``), and the ranker writes the fields of
+  its last run into them at once: no recomputation, and no waiting for the graph to
+  change again.
+- A page announced before any run has ranked it waits for the next run, which comes
+  within ``ranker_interval_s`` because its own link batch made the graph dirty. The
+  ``tansuo_ranker_documents_waiting`` gauge counts such pages, and
+  ``tansuo_ranker_oldest_waiting_seconds`` says how long the oldest has waited.
 """
 
 from __future__ import annotations
@@ -12,11 +26,25 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from services.common.metrics import ERRORS, PAGERANK_DURATION, PAGERANK_EDGES, PAGERANK_NODES
-from services.common.model import TOPIC_LINKS, LinkBatch, LinkFields
+from services.common.metrics import (
+    ERRORS,
+    PAGERANK_DURATION,
+    PAGERANK_EDGES,
+    PAGERANK_NODES,
+    RANKER_DOCUMENTS_WAITING,
+    RANKER_OLDEST_WAITING,
+)
+from services.common.model import (
+    TOPIC_INDEXED,
+    TOPIC_LINKS,
+    IndexedDocuments,
+    LinkBatch,
+    LinkFields,
+    feature_precision,
+)
 from services.common.ports import Bus, LinkGraph, Message, SearchIndex
 from services.common.settings import Settings
 from services.ranker.pagerank import compute_pagerank
@@ -31,6 +59,11 @@ MAX_ANCHOR_CHARS = 200
 # Enough for dozens of distinct anchors; a page linked from every page of a site
 # (the home page) would otherwise carry the same menu text thousands of times.
 MAX_ANCHORS_CHARS = 2000
+# A page's PageRank is rewritten when it moved by more than this share of the value
+# last written (or its anchors changed): a recomputation moves most ranks by float
+# noise, and rewriting every document for that would load the index for nothing.
+# Search cannot tell 0.1% of a saturating rank feature apart.
+RANK_CHANGE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -55,6 +88,8 @@ class RankerStats:
     runs: int
     last_run: RankRun | None
     dirty: bool  # the graph changed since the last recompute began
+    written: int  # documents whose link fields were written (runs and announcements)
+    waiting: int  # documents announced as indexed that no run has ranked yet
 
 
 def clean_anchor(text: str) -> str:
@@ -77,6 +112,12 @@ def join_anchors(texts: Sequence[str]) -> str:
         kept.append(text)
         size += extra
     return ANCHOR_SEPARATOR.join(kept)
+
+
+def _changed(old: LinkFields | None, new: LinkFields) -> bool:
+    if old is None or old.anchors != new.anchors or old.anchors_tokens != new.anchors_tokens:
+        return True
+    return abs(new.rank - old.rank) > RANK_CHANGE * max(old.rank, new.rank)
 
 
 def _default_segment() -> Callable[[str], list[str]]:
@@ -120,24 +161,69 @@ class Ranker:
         self._dirty = bool(graph.nodes())
         self._tokens_cache: dict[str, str] = {}
         self._last_recompute = time.monotonic()
+        # Fields of the last run, by URL, and what this process last wrote per URL.
+        # Guarded by the recompute lock: runs and announcements both write the index.
+        self._latest: dict[str, LinkFields] = {}
+        self._written: dict[str, LinkFields] = {}
+        self._written_count = 0
+        # URL -> wall time it was announced, for documents no run has ranked yet.
+        self._waiting: dict[str, float] = {}
 
     def stats(self) -> RankerStats:
         with self._lock:
             return RankerStats(
-                self._batches, self._links, self._dropped, self._bad, self._runs, self._last_run, self._dirty
-            )
+                self._batches, self._links, self._dropped, self._bad, self._runs, self._last_run, self._dirty,
+                self._written_count, len(self._waiting),
+            )  # fmt: skip
 
     def step(self, timeout_s: float = 1.0) -> int:
-        """Store one poll's worth of link batches; returns how many messages it handled.
+        """Store one poll's worth of link batches, then give the documents indexed
+        since the last step their link fields; returns how many messages it handled.
 
-        Commits only after the graph holds them: a crash replays the batches, and
-        ``set_outlinks`` replaces, so a replay changes nothing.
+        Commits only after the graph (or the index) holds them: a crash replays the
+        messages, and both ``set_outlinks`` and ``set_link_fields`` replace, so a
+        replay changes nothing.
         """
         messages = self._bus.poll(TOPIC_LINKS, GROUP, timeout_s)
         for message in messages:
             self._store(message)
         self._bus.commit(GROUP, messages)
-        return len(messages)
+        announced = self._bus.poll(TOPIC_INDEXED, GROUP, 0.0, max_messages=50)
+        if announced:
+            self._on_indexed(announced)
+            self._bus.commit(GROUP, announced)
+        return len(messages) + len(announced)
+
+    def _on_indexed(self, messages: Sequence[Message]) -> None:
+        urls: dict[str, None] = {}
+        for message in messages:
+            try:
+                urls.update(dict.fromkeys(IndexedDocuments.from_bytes(message.payload).urls))
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("skipping undecodable documents.indexed message at offset %s: %s", message.offset, exc)
+                ERRORS.labels(service="ranker", kind="malformed_message").inc()
+        with self._recompute_lock:
+            known = {u: self._latest[u] for u in urls if u in self._latest}
+            now = time.time()
+            for url in urls:
+                if url not in known:
+                    self._waiting.setdefault(url, now)
+            if known:
+                self._write(known)
+            self._report_waiting(now)
+
+    def _write(self, fields: Mapping[str, LinkFields]) -> None:
+        """Write link fields into the index and commit; remembered as written only
+        once committed, so a failed write is tried again by the next run."""
+        self._index.set_link_fields(fields)
+        self._index.commit()
+        self._written.update(fields)
+        with self._lock:
+            self._written_count += len(fields)
+
+    def _report_waiting(self, now: float) -> None:
+        RANKER_DOCUMENTS_WAITING.set(len(self._waiting))
+        RANKER_OLDEST_WAITING.set(now - min(self._waiting.values()) if self._waiting else 0.0)
 
     def _store(self, message: Message) -> None:
         try:
@@ -208,13 +294,16 @@ class Ranker:
             text = join_anchors(anchors.get(url, []))
             fields[url] = LinkFields(
                 pagerank=score,
-                rank=score * n,
+                rank=feature_precision(score * n),
                 anchors=text,
                 anchors_tokens=self._tokens(text, tokens_cache),
             )
-        if fields:
-            self._index.set_link_fields(fields)
-            self._index.commit()
+        changed = {url: f for url, f in fields.items() if _changed(self._written.get(url), f)}
+        if changed:
+            self._write(changed)
+        log.info("link fields of %d of %d pages changed and were written", len(changed), len(fields))
+        self._latest = fields
+        self._settle_waiting(fields)
         # Keep only this run's texts: most anchors are unchanged next time, and
         # segmenting them again is the slowest part of a run.
         self._tokens_cache = tokens_cache
@@ -229,6 +318,16 @@ class Ranker:
             "ranked %d pages, %d links in %d iterations (%.2fs)", run.nodes, run.edges, run.iterations, run.seconds
         )
         return run
+
+    def _settle_waiting(self, fields: Mapping[str, LinkFields]) -> None:
+        """Documents this run ranked wait no more; a waiting document that left the
+        index meanwhile (a removal, a duplicate) is no longer waiting either."""
+        for url in [u for u in self._waiting if u in fields]:
+            del self._waiting[url]
+        for url in list(self._waiting):
+            if self._index.get(url) is None:
+                del self._waiting[url]
+        self._report_waiting(time.time())
 
     def _tokens(self, text: str, fresh: dict[str, str]) -> str:
         if not text:

@@ -214,3 +214,20 @@ def test_run_flushes_what_is_pending_when_stopped(tmp_path: Path) -> None:
     assert pipe.index.count() == 1
     assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
     pipe.close()
+
+
+def test_each_commit_announces_the_documents_it_made_searchable(pipe: Pipeline) -> None:
+    from services.common.model import TOPIC_INDEXED, IndexedDocuments
+
+    pipe.publish(
+        page_event("https://example.cn/a", "甲", "第一页的正文"),
+        page_event("https://example.cn/b", "乙", "第二页的正文"),
+        page_event("https://example.cn/b?print=1", "乙", "第二页的正文"),  # a copy of b: not indexed
+    )
+    pipe.drain()
+    announced = [
+        url
+        for m in pipe.bus.poll(TOPIC_INDEXED, "ranker", 0.1)
+        for url in IndexedDocuments.from_bytes(m.payload).urls
+    ]
+    assert sorted(announced) == sorted(pipe.index.urls()) == ["https://example.cn/a", "https://example.cn/b"]

@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from services.common.adapters import es_index_template as template
+from services.common.adapters import token_fields
 from services.common.model import (
     IndexDoc,
     LinkFields,
@@ -56,6 +57,7 @@ _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "fetched_at",
 )  # fmt: skip
+_CONTENT_TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "subword_tokens")
 _HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank"]
 _PHRASE_FIELDS = ("title_tokens", "body_tokens")
 _MAX_SITES = 10_000
@@ -136,12 +138,14 @@ def _link_source(pagerank: float, rank: float, anchors: str, anchors_tokens: str
         "pagerank": float(pagerank),
         "rank": _rank_value(rank),
         "anchors": anchors,
-        "anchors_tokens": anchors_tokens,
+        "anchors_tokens": token_fields.stored(anchors_tokens),
     }
 
 
 def _content_source(doc: IndexDoc) -> dict[str, Any]:
     source: dict[str, Any] = {name: getattr(doc, name) for name in _CONTENT_FIELDS}
+    for name in _CONTENT_TOKEN_FIELDS:
+        source[name] = token_fields.stored(source[name])
     source["fetched_at"] = float(doc.fetched_at)
     source["minhash"] = list(doc.minhash)
     source["minhash_bands"] = minhash.bands(doc.minhash)
@@ -151,7 +155,7 @@ def _content_source(doc: IndexDoc) -> dict[str, Any]:
 def _from_source(src: Mapping[str, Any]) -> IndexDoc:
     def text(name: str) -> str:
         value = src.get(name)
-        return "" if value is None else str(value)
+        return "" if value is None else token_fields.read(str(value))
 
     def number(name: str) -> float:
         value = src.get(name)
@@ -479,23 +483,25 @@ class ElasticsearchSearchIndex:
             raise IndexWriteError(f"{len(errors)} documents were rejected by {self._target}; first: {first}")
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
-        """Partial updates with ``doc_as_upsert``: Elasticsearch merges the content
-        fields into the stored document under its per-document lock, so link fields
-        written meanwhile by another process survive, and a redelivered page is a
-        no-op (``detect_noop``)."""
+        """Partial updates: Elasticsearch merges the content fields into the stored
+        document under its per-document lock, so link fields written meanwhile by
+        another process survive, and a redelivered page is a no-op (``detect_noop``).
+        A new document is created from ``upsert``, with empty link fields, so that
+        every document holds every token field (see ``token_fields``)."""
         self._require_writable()
 
         def actions() -> Iterator[dict[str, Any]]:
             for doc in docs:
                 source = _content_source(doc)
+                links = _link_source(doc.pagerank, doc.rank, doc.anchors, doc.anchors_tokens)
                 if _has_link_fields(doc):
-                    source.update(_link_source(doc.pagerank, doc.rank, doc.anchors, doc.anchors_tokens))
+                    source.update(links)
                 yield {
                     "_op_type": "update",
                     "_index": self._target,
                     "_id": url_fingerprint(doc.url),
                     "doc": source,
-                    "doc_as_upsert": True,
+                    "upsert": {**source, **links},
                     "retry_on_conflict": _RETRY_ON_CONFLICT,
                 }
 

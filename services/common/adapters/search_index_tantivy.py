@@ -25,6 +25,7 @@ from pathlib import Path
 import tantivy
 from tantivy import Occur, Query
 
+from services.common.adapters import token_fields
 from services.common.model import (
     DISPLAY_FIELDS,
     IndexDoc,
@@ -79,7 +80,7 @@ def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
     for name in DISPLAY_FIELDS:
         out.add_bytes(name, getattr(doc, name).encode("utf-8"))
     for name in _TOKEN_FIELDS:
-        out.add_text(name, getattr(doc, name))
+        out.add_text(name, token_fields.stored(getattr(doc, name)))
     out.add_text("content_hash", doc.content_hash)
     out.add_bytes("minhash", minhash.pack(doc.minhash))
     for band in minhash.bands(doc.minhash):
@@ -93,7 +94,7 @@ def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
 def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
     def text(name: str) -> str:
         value = doc.get_first(name)
-        return "" if value is None else str(value)
+        return "" if value is None else token_fields.read(str(value))
 
     def raw(name: str) -> str:
         value = doc.get_first(name)
