@@ -114,8 +114,10 @@ class LinkGraph(Protocol):
     """The crawled link graph, owned by the ranker. ``set_outlinks`` replaces a page's
     outlinks, so replaying a page event changes nothing."""
 
-    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> None:
-        """``links`` are (target URL, anchor text) pairs."""
+    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
+        """``links`` are (target URL, anchor text) pairs. Returns whether the graph
+        changed: a new source, or other links than it had (a recrawl of an unchanged
+        page changes nothing, and needs no new PageRank run)."""
 
     def edges(self) -> Iterable[tuple[str, str]]:
         """Every (source, target) pair, deduplicated."""

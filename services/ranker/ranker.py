@@ -252,12 +252,12 @@ class Ranker:
                 dropped += 1
                 continue
             links.append((target, clean_anchor(link.anchor)))
-        self._graph.set_outlinks(source, links)
+        changed = self._graph.set_outlinks(source, links)
         with self._lock:
             self._batches += 1
             self._links += len(links)
             self._dropped += dropped
-            self._dirty = True
+            self._dirty = self._dirty or changed
 
     def recompute_due(self) -> bool:
         """The graph changed and ``ranker_interval_s`` has passed since the last run began."""

@@ -128,3 +128,13 @@ def test_concurrent_writers_from_many_threads_all_land(graph: LinkGraph) -> None
         t.join()
     assert len(graph.nodes()) == 200
     assert len(list(graph.edges())) == 200
+
+
+def test_set_outlinks_says_whether_the_graph_changed(graph: LinkGraph) -> None:
+    assert graph.set_outlinks(A, [(B, "第二页"), (C, "第三页")]) is True  # a new page
+    assert graph.set_outlinks(A, [(C, "第三页"), (B, "第二页")]) is False  # a recrawl, same links
+    assert graph.set_outlinks(A, [(B, "第二页")]) is True
+    assert graph.set_outlinks(A, [(B, "下一页")]) is True  # other anchor text
+    assert graph.set_outlinks(B, []) is True  # a new page without links
+    assert graph.set_outlinks(B, []) is False
+    assert anchor_sets(graph) == {B: ["下一页"]}

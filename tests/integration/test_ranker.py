@@ -372,3 +372,15 @@ def test_a_run_rewrites_only_the_pages_whose_fields_moved(
     drain(ranker)
     ranker.recompute()
     assert ranker.stats().written > 4 and index.fields[FAQ].anchors == "常见问题"
+
+
+def test_a_recrawl_that_changes_no_link_needs_no_new_run(ranker: Ranker, bus: SqliteBus) -> None:
+    publish_site(bus)
+    drain(ranker)
+    ranker.recompute()
+    publish_site(bus)  # every page fetched again, nothing changed
+    drain(ranker)
+    assert not ranker.stats().dirty
+    publish(bus, APT, (HOME, "首页"))  # one page gained a link
+    drain(ranker)
+    assert ranker.stats().dirty

@@ -7,7 +7,8 @@
 - ``P links:nodes`` zset, every score 0: the sources in byte order (which is SQLite's
   order for UTF-8 text), read in chunks.
 
-Both are written in one MULTI/EXEC, so the node and its links appear together.
+Both are written by one Lua script, so the node and its links appear together, and
+the script can say whether anything changed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ import redis
 from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, translate_errors
 
 _CHUNK = 5000
+# KEYS: out hash, nodes zset; ARGV: source, its links as JSON. Returns 1 if changed.
+_SET_OUTLINKS = """
+local added = redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return added
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
 
 
 class RedisLinkGraph:
@@ -30,6 +40,7 @@ class RedisLinkGraph:
         self._out = f"{prefix}links:out"
         self._nodes = f"{prefix}links:nodes"
         self._where = where
+        self._set_outlinks = client.register_script(_SET_OUTLINKS)
 
     @classmethod
     def from_url(cls, url: str) -> "RedisLinkGraph":
@@ -37,13 +48,12 @@ class RedisLinkGraph:
         return cls(target.client, target.prefix, target.where)
 
     @translate_errors
-    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> None:
-        """Replace ``source``'s outlinks: a replayed batch leaves the graph as it was."""
+    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
+        """Replace ``source``'s outlinks: a replayed batch leaves the graph as it was.
+        The pairs are sorted, so equal links are equal values."""
         pairs = sorted({(target, anchor) for target, anchor in links})
-        pipe = self._r.pipeline(transaction=True)
-        pipe.zadd(self._nodes, {source: 0})
-        pipe.hset(self._out, source, json.dumps(pairs, ensure_ascii=False, separators=(",", ":")))
-        pipe.execute()
+        value = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))
+        return bool(self._set_outlinks(keys=[self._out, self._nodes], args=[source, value]))
 
     def _outlinks(self) -> dict[str, list[list[str]]]:
         # HSCAN may return a field twice while the hash grows; the dict keeps one copy.

@@ -38,20 +38,27 @@ class SqliteLinkGraph:
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
 
-    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> None:
+    def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
         """Replace ``source``'s outlinks in one transaction: a replayed batch leaves the
         graph as it was, and a reader never sees a page with half its links."""
-        rows = {(source, target, anchor) for target, anchor in links}
+        pairs = {(target, anchor) for target, anchor in links}
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("INSERT OR IGNORE INTO nodes(url) VALUES (?)", (source,))
-                self._db.execute("DELETE FROM links WHERE source = ?", (source,))
-                self._db.executemany("INSERT INTO links(source, target, anchor) VALUES (?, ?, ?)", rows)
+                new = self._db.execute("INSERT OR IGNORE INTO nodes(url) VALUES (?)", (source,)).rowcount > 0
+                old = set(self._db.execute("SELECT target, anchor FROM links WHERE source = ?", (source,)))
+                changed = new or old != pairs
+                if old != pairs:
+                    self._db.execute("DELETE FROM links WHERE source = ?", (source,))
+                    self._db.executemany(
+                        "INSERT INTO links(source, target, anchor) VALUES (?, ?, ?)",
+                        [(source, target, anchor) for target, anchor in pairs],
+                    )
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+        return changed
 
     def edges(self) -> list[tuple[str, str]]:
         """Every distinct (source, target), self-links included if they were stored."""
