@@ -144,7 +144,7 @@ DASHBOARDS = [
     Dashboard(
         "tansuo-crawl",
         "Tansuo / Crawl",
-        "Crawl rate, answers by HTTP status, errors and fetch latency.",
+        "Crawl rate, answers by HTTP status, errors, fetch latency, and documents waiting for PageRank.",
         [
             Panel("Pages fetched per second", [(FETCH_ALL, "pages/s")], "reqps", "stat", width=6, height=5),
             Panel(
@@ -197,6 +197,19 @@ DASHBOARDS = [
                 # instance, not pod: compose's Prometheus knows no pods.
                 [("sum by (instance) (tansuo_crawler_in_flight)", "{{instance}}")],
                 description="One line per crawler process: an idle one means more crawlers than due hosts or leases.",
+                width=24,
+            ),
+            Panel(
+                "Documents waiting for link fields",
+                [
+                    ("max(tansuo_ranker_documents_waiting)", "documents"),
+                    ("max(tansuo_ranker_oldest_waiting_seconds)", "oldest waited (s)"),
+                ],
+                description=(
+                    "Indexed documents that no PageRank run has ranked yet: no PageRank, no anchor text. "
+                    "Normal during a crawl; the next run (at most one ranker interval later) clears them. "
+                    "TansuoLinkFieldsLagging fires when one waits longer than two intervals."
+                ),
                 width=24,
             ),
         ],

@@ -63,6 +63,10 @@ RANKER_DOCUMENTS_WAITING = Gauge(
     "tansuo_ranker_documents_waiting",
     "Documents the indexer announced as searchable that no PageRank run has ranked yet (no PageRank, no anchors).",
 )
+RANKER_INTERVAL = Gauge(
+    "tansuo_ranker_interval_seconds",
+    "The ranker's configured interval between PageRank runs; alerts compare waiting times with it.",
+)
 RANKER_OLDEST_WAITING = Gauge(
     "tansuo_ranker_oldest_waiting_seconds",
     "How long the document that has waited longest for its link fields has waited (0 when none waits).",

@@ -35,6 +35,7 @@ from services.common.metrics import (
     PAGERANK_EDGES,
     PAGERANK_NODES,
     RANKER_DOCUMENTS_WAITING,
+    RANKER_INTERVAL,
     RANKER_OLDEST_WAITING,
 )
 from services.common.model import (
@@ -166,8 +167,10 @@ class Ranker:
         self._latest: dict[str, LinkFields] = {}
         self._written: dict[str, LinkFields] = {}
         self._written_count = 0
+        RANKER_INTERVAL.set(cfg.ranker_interval_s)
         # URL -> wall time it was announced, for documents no run has ranked yet.
         self._waiting: dict[str, float] = {}
+        self._report_waiting(time.time())  # exported from the start: dashboards and alerts see a 0
 
     def stats(self) -> RankerStats:
         with self._lock:
