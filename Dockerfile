@@ -64,7 +64,7 @@ ENV PATH=/opt/tansuo/bin:$PATH \
 # Warm the segmenter now so that the first page a pod sees does not pay for it, and
 # fail the build if the package does not import. Tansuo segments with rjieba (jieba in
 # Rust); jieba itself is only a test dependency, warmed here if a derived image adds it.
-RUN python -c "from services.indexer.chinese_tokens import initialise; initialise()" \
+RUN python -c "from services.common.analysis import initialise; initialise()" \
  && python -c "import importlib.util, logging; spec = importlib.util.find_spec('jieba'); jieba = spec and __import__('jieba'); jieba and jieba.setLogLevel(logging.WARNING); jieba and jieba.initialize()" \
  && tansuo --help > /dev/null
 

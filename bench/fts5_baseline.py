@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.api.search_service import STOP_WORDS
+from services.common.analysis.stop_words import STOP_WORDS
 from services.common.model import PageEvent
-from services.indexer.chinese_tokens import segment, segment_with_subwords, subwords
+from services.common.analysis.words import segment, segment_with_subwords, subwords
 
 # unicode61 would split "apt-get" and "c++" at the punctuation; the segmenter already
 # decided what a word is, so only spaces may separate tokens here.

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.fts5_baseline import Fts5Index
-from services.api.search_service import STOP_WORDS, SearchService
+from services.api.search_service import SearchService
+from services.common.analysis.stop_words import STOP_WORDS
 from services.common.bootstrap import build_search_index
 from services.common.model import PageEvent
 from services.common.settings import Settings
-from services.indexer.chinese_tokens import segment
+from services.common.analysis.words import segment
 
 SEED = 20_251_122
 WARM_UP = 20  # queries run on both engines before timing: first-touch page cache and lazy loads

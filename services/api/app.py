@@ -10,13 +10,14 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 
 from services.api import frontier_api, health, metrics_endpoint, request_ids, search_api, seeds_api, web_ui
 from services.api.search_service import SearchService
+from services.api.suggest_service import SuggestService
 from services.common.bootstrap import build_search_index
 from services.common.health_server import Readiness
 from services.common.metrics import ERRORS
 from services.common.ports import SearchIndex
 from services.common.retry_backoff import BackendUnavailable
 from services.common.settings import Settings
-from services.indexer import chinese_tokens
+from services.common import analysis
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.extensions["tansuo.settings"] = cfg
     app.extensions["tansuo.index"] = index
     app.extensions["tansuo.search"] = SearchService(cfg, index)
+    app.extensions["tansuo.suggest"] = SuggestService(index)
     app.extensions["tansuo.readiness"] = Readiness({"index": index.ping})
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
@@ -43,7 +45,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
     # pay ~2 s for it; a request arriving earlier simply waits for the load.
-    threading.Thread(target=chinese_tokens.initialise, name="jieba-warmup", daemon=True).start()
+    threading.Thread(target=analysis.initialise, name="jieba-warmup", daemon=True).start()
     return app
 
 

@@ -6,6 +6,7 @@ from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from services.api.search_service import BadQuery, SearchService
+from services.api.suggest_service import MAX_PREFIX_CHARS, SuggestService
 
 bp = Blueprint("search_api", __name__)
 
@@ -26,3 +27,14 @@ def search() -> ResponseReturnValue:
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400
     return jsonify(result)
+
+
+@bp.get("/suggest")
+def suggest() -> ResponseReturnValue:
+    """``GET /api/suggest?q=``: titles and headings that hold what was typed, for the
+    search box; an empty list when nothing matches."""
+    service: SuggestService = current_app.extensions["tansuo.suggest"]
+    q = request.args.get("q", "")
+    if len(q) > MAX_PREFIX_CHARS:
+        return jsonify(error=f"q is too long for suggestions: at most {MAX_PREFIX_CHARS} characters"), 400
+    return jsonify(query=q, suggestions=service.suggest(q))

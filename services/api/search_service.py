@@ -1,9 +1,9 @@
 """The search use case, shared by the JSON API, the web UI and the CLI.
 
-It turns a user's query string into a backend-neutral ``SearchQuery``, runs it
-(all words first; if that finds nothing, any word or any of their search-mode
-parts) and shapes the answer. Input
-is validated here, once, so every entry point rejects the same things the same way.
+It parses the user's query (``query_syntax``), plans the backend-neutral query tree
+(``query_plan``), runs it (every clause first; if that finds nothing, any clause) and
+shapes the answer. Input is validated here, once, so every entry point rejects the
+same things the same way.
 """
 
 from __future__ import annotations
@@ -13,27 +13,20 @@ import math
 import time
 from typing import Any
 
+from services.api.query_plan import Plan, QueryPlanner
+from services.api.result_grouping import Page, Result, fold_near_duplicates, paginate
+from services.api.query_syntax import ParsedQuery, QuerySyntaxError, clean_site, parse
 from services.api.snippets import snippet_html, title_html
 from services.common.metrics import SEARCH_DURATION, SEARCH_REQUESTS
-from services.common.model import SearchQuery
+from services.common.model import SearchHits, SearchQuery
 from services.common.ports import SearchIndex
+from services.common.query_tree import can_match
 from services.common.settings import Settings
-from services.indexer.chinese_tokens import segment, subwords
 
 MAX_QUERY_CHARS = 500
 # Deep paging costs the index a top-(offset+size) collection per request; ten
 # thousand hits is also Elasticsearch's default max_result_window.
 MAX_RESULT_WINDOW = 10_000
-MAX_SITE_CHARS = 253  # longest DNS name
-
-# Words too common to be required: a query of 中国的首都 must not fail for want of 的.
-# They stay in the phrase, which only adds score.
-STOP_WORDS = frozenset(
-    """
-    的 了 是 在 和 与 及 等 之 或 也 就 都 而 并 其 这 那 个 把 被 着 过 吗 呢 吧 啊
-    a an the of to in on at by for from with and or is are was were be been it its as that this
-    """.split()
-)
 
 
 class BadQuery(ValueError):
@@ -59,6 +52,7 @@ class SearchService:
     def __init__(self, cfg: Settings, index: SearchIndex) -> None:
         self._cfg = cfg
         self._index = index
+        self._planner = QueryPlanner(cfg)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
         """Clean parameters, or BadQuery. Strings are accepted so that the HTTP and
@@ -77,8 +71,11 @@ class SearchService:
         if page_n * size_n > MAX_RESULT_WINDOW:
             raise BadQuery(f"page * size must not exceed {MAX_RESULT_WINDOW}: narrow the query instead")
         site = (site or "").strip().lower()
-        if len(site) > MAX_SITE_CHARS or any(c.isspace() or c == "/" for c in site):
-            raise BadQuery("site must be a host name such as www.example.cn")
+        if site:
+            try:
+                site = clean_site(site)
+            except QuerySyntaxError as exc:
+                raise BadQuery(str(exc)) from None
         return q, page_n, size_n, site
 
     def search(self, q: str, page: int | str = 1, size: int | str = 10, site: str = "") -> dict[str, Any]:
@@ -103,55 +100,61 @@ class SearchService:
         SEARCH_DURATION.observe(time.perf_counter() - started)
         return result
 
+    def parse(self, q: str, site: str = "") -> ParsedQuery:
+        """The parsed query, the ``site`` parameter OR'ed with its ``site:`` terms."""
+        try:
+            parsed = parse(q)
+        except QuerySyntaxError as exc:
+            raise BadQuery(str(exc)) from None
+        if site and site not in parsed.sites:
+            parsed = dataclasses.replace(parsed, sites=parsed.sites + (site,))
+        return parsed
+
+    def _run(self, plan: Plan, offset: int, limit: int) -> SearchHits:
+        if not can_match(plan.tree):
+            return SearchHits(total=0, hits=[])  # e.g. only punctuation: nothing to ask
+        return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit))
+
     def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
-        words = segment(q)
-        # A query of only stop-words (“的”) still searches for them.
-        terms = tuple(w for w in dict.fromkeys(words) if w not in STOP_WORDS) or tuple(dict.fromkeys(words))
-        query = SearchQuery(
-            terms=terms,
-            phrase=tuple(words),
-            site=site,
-            offset=(page_n - 1) * size_n,
-            limit=size_n,
-            require_all=True,
-        )
-        found = self._index.search(query) if terms else None
-        matched_all = True
-        if found is not None and found.total == 0:
-            # Any word will do; and a word the pages split differently (安全更新 vs
-            # 安全 … 更新) gets a second chance through its parts.
-            extras = tuple(w for w in dict.fromkeys(subwords(q)) if w not in STOP_WORDS and w not in terms)
-            if len(terms) > 1 or extras:
-                matched_all = False
-                terms = terms + extras
-                found = self._index.search(dataclasses.replace(query, terms=terms, require_all=False))
-        results = []
-        total = 0
-        if found is not None:
-            total = found.total
-            for hit in found.hits:
-                results.append(
-                    {
-                        "url": hit.url,
-                        "title": hit.title,
-                        "title_html": title_html(hit.title or hit.url, terms),
-                        "snippet": snippet_html(hit.body or hit.headings, terms),
-                        "score": round(hit.score, 6),
-                        "pagerank": hit.pagerank,
-                        "site": hit.site,
-                    }
-                )
-        pages = min(math.ceil(total / size_n), MAX_RESULT_WINDOW // size_n)
+        parsed = self.parse(q, site)
+        # The window holds the pages before this one too: folding and site diversity
+        # reorder across page boundaries, and each page must follow from the same order.
+        window = min(MAX_RESULT_WINDOW, page_n * size_n + max(size_n, 20))
+        plan = self._planner.plan(parsed)
+        found = self._run(plan, 0, window)
+        if found.total == 0 and plan.clauses > 1:
+            # No page holds every clause: any of them will do, best first.
+            plan = self._planner.plan(parsed, any_clause=True)
+            found = self._run(plan, 0, window)
+        pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site, page_n)
+        shown = pages[page_n - 1] if len(pages) >= page_n else Page([], set())
         return {
             "query": q,
-            "total": total,
+            "total": found.total,
             "took_ms": round((time.perf_counter() - started) * 1000, 1),
             "page": page_n,
             "size": size_n,
-            "pages": pages,
+            "pages": min(math.ceil(found.total / size_n), MAX_RESULT_WINDOW // size_n),
             "site": site,
-            "terms": list(terms),
-            "matched_all": matched_all,
-            "results": results,
+            "sites": list(parsed.sites),
+            "terms": list(plan.highlight),
+            "matched_all": plan.minimum >= plan.clauses,
+            "notes": list(parsed.notes),
+            "more_from_sites": sorted(shown.crowded),
+            "results": [self._result(r, plan.highlight) for r in shown.results],
+        }
+
+    @staticmethod
+    def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
+        hit = result.hit
+        return {
+            "url": hit.url,
+            "title": hit.title,
+            "title_html": title_html(hit.title or hit.url, highlight),
+            "snippet": snippet_html(hit.body or hit.headings, highlight),
+            "score": round(hit.score, 6),
+            "pagerank": hit.pagerank,
+            "site": hit.site,
+            "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
         }

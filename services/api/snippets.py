@@ -6,10 +6,13 @@ Page text is untrusted: everything is HTML-escaped and the only markup added is
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
 from html import escape
+
+from services.common.analysis.fold import regional_forms, variants
 
 SNIPPET_CHARS = 150
 TITLE_CHARS = 80
@@ -22,19 +25,36 @@ _SCAN_CHARS = 20_000
 _ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-+#][0-9a-z]+)*[+#]*")
 
 
+def _char_class(ch: str) -> str:
+    forms = variants(ch)
+    if len(forms) == 1:
+        return re.escape(ch)
+    return "[" + "".join(re.escape(c) for c in forms) + "]"
+
+
 def _matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+    return _compiled(tuple(terms))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     """One case-insensitive pattern for all terms, longest first so that 中华人民共和国
     wins over 中华 at the same place. Latin words match only as whole words (``a``
-    must not light up inside "apt"); Chinese has no word boundaries to respect."""
-    unique = sorted({t for t in (t.strip() for t in terms) if t}, key=len, reverse=True)
+    must not light up inside "apt"); Chinese has no word boundaries to respect.
+
+    Terms are folded text (软件, apt); each character matches every form that folds
+    to it (軟, Ａ), so the page's own script is what gets marked."""
+    unique = {t for t in (t.strip() for t in terms) if t}
+    unique |= {form for t in unique for form in regional_forms(t)}
     if not unique:
         return None
     parts = []
-    for term in unique:
+    for term in sorted(unique, key=len, reverse=True):
+        body = "".join(_char_class(c) for c in term)
         if _ASCII_WORD.fullmatch(term):
-            parts.append(rf"(?<![0-9A-Za-z]){re.escape(term)}(?![0-9A-Za-z])")
+            parts.append(rf"(?<![0-9A-Za-z]){body}(?![0-9A-Za-z])")
         else:
-            parts.append(re.escape(term))
+            parts.append(body)
     return re.compile("|".join(parts), re.IGNORECASE)
 
 

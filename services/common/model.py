@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from services.common.query_tree import Node
+
 T = TypeVar("T", bound="WireMessage")
 
 
@@ -215,6 +217,8 @@ class IndexDoc:
     headings_tokens: str
     body_tokens: str
     subword_tokens: str  # jieba search-mode sub-words of title, headings and body
+    title_grams: str = ""  # character bigrams of the title (services/common/analysis/grams.py)
+    body_grams: str = ""  # character bigrams of headings and body
     fetched_at: float = 0.0
     anchors: str = ""
     anchors_tokens: str = ""
@@ -266,14 +270,12 @@ class LinkFields:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """A backend-neutral query: segmented terms, paging and an optional site filter."""
+    """A backend-neutral query: what to match and how to score it (a tree built by the
+    search service's planner), and which page of the results to return."""
 
-    terms: tuple[str, ...]  # query words after segmentation, lower-case, no stop-words
-    phrase: tuple[str, ...] = ()  # words that should also appear together, in order
-    site: str = ""
+    tree: Node
     offset: int = 0
     limit: int = 10
-    require_all: bool = True  # every term must match some field (AND); False = OR
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,8 @@ class SearchHit:
     body: str
     score: float
     pagerank: float
+    content_hash: str = ""
+    minhash: tuple[int, ...] = ()  # for folding near-duplicates among the results
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ class SearchIndex(Protocol):
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         """Committed documents sharing at least one LSH band term with this MinHash
-        signature (``services.indexer.minhash.bands``), as (url, their signature):
+        signature (``services.common.minhash.bands``), as (url, their signature):
         candidates only; the caller judges the similarity."""
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:

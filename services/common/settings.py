@@ -110,9 +110,20 @@ class Settings(BaseSettings):
     search_anchors_boost: float = 1.5
     search_body_boost: float = 1.0
     search_subword_boost: float = 0.3  # jieba search-mode sub-words, e.g. 人民 inside 中华人民共和国
-    search_phrase_boost: float = 2.0
+    search_phrase_boost: float = 2.0  # the query's words in order, in title or body
+    # Character bigrams (exact matching, whatever the segmenter does): a query word the
+    # page splits differently still matches through its bigrams, at this weight; a run of
+    # Han text in the query found verbatim on the page adds the gram-phrase boost; a quoted
+    # phrase scores as a bigram phrase in title and body, at these weights.
+    search_gram_boost: float = 0.5
+    search_gram_phrase_boost: float = 2.0
+    search_title_grams_boost: float = 3.0
+    search_body_grams_boost: float = 1.0
     search_pagerank_weight: float = 1.5
     search_pagerank_pivot: float = 1.0  # rank feature is PageRank x N, so 1.0 is the average page
+    # At most this many results of one site on a page while other sites have results
+    # (the rest move to later pages); 0 turns site diversity off.
+    search_results_per_site: int = Field(default=2, ge=0)
     search_rescore_window: int = Field(default=500, ge=10)
     search_max_page_size: int = Field(default=100, ge=1)
 

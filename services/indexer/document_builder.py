@@ -5,8 +5,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from services.common.model import IndexDoc, PageEvent
-from services.indexer.minhash import signature
-from services.indexer.chinese_tokens import segment_with_subwords
+from services.common.analysis import analyze
+from services.common.minhash import signature
 
 
 def doc_url(event: PageEvent) -> str:
@@ -27,16 +27,15 @@ def site_of(url: str) -> str:
 
 
 def build_document(event: PageEvent) -> IndexDoc:
-    """Raw text for display plus the same text segmented for the index.
+    """Raw text for display plus the same text analysed for the index: words,
+    sub-words and bigrams (``services/common/analysis``).
 
     Link fields (pagerank, rank, anchors) stay empty: the ranker owns them, and the
     index keeps the old values when this document replaces an earlier version.
     """
     url = doc_url(event)
     headings = "\n".join(h for h in event.headings if h)
-    title_tokens, title_extras = segment_with_subwords(event.title)
-    headings_tokens, headings_extras = segment_with_subwords(headings)
-    body_tokens, body_extras = segment_with_subwords(event.body)
+    title, heads, body = analyze(event.title), analyze(headings), analyze(event.body)
     return IndexDoc(
         url=url,
         site=site_of(url),
@@ -44,10 +43,12 @@ def build_document(event: PageEvent) -> IndexDoc:
         headings=headings,
         body=event.body,
         content_hash=event.content_hash,
-        title_tokens=" ".join(title_tokens),
-        headings_tokens=" ".join(headings_tokens),
-        body_tokens=" ".join(body_tokens),
-        subword_tokens=" ".join(title_extras + headings_extras + body_extras),
+        title_tokens=" ".join(title.words),
+        headings_tokens=" ".join(heads.words),
+        body_tokens=" ".join(body.words),
+        subword_tokens=" ".join(title.subwords + heads.subwords + body.subwords),
+        title_grams=" ".join(title.grams),
+        body_grams=" ".join(heads.grams + body.grams),
         fetched_at=event.fetched_at,
-        minhash=signature(body_tokens),
+        minhash=signature(body.words),
     )

@@ -24,8 +24,7 @@ from services.common.model import (
 )
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
-from services.indexer.document_builder import build_document, doc_url
-from services.indexer import minhash
+from services.indexer.document_builder import build_document, doc_url, site_of
 from services.scheduler.url_canonical import canonical_preference
 
 log = logging.getLogger(__name__)
@@ -62,7 +61,6 @@ class Indexer:
         # content hash -> URL and URLs deleted, in the uncommitted batch: url_for_hash
         # only knows committed documents.
         self._batch_hashes: dict[str, str] = {}
-        self._batch_signatures: dict[str, tuple[int, ...]] = {}  # uncommitted documents' MinHash
         self._batch_deleted: set[str] = set()
         self._batch_fetched_at: list[float] = []  # of the upserts, for the indexing latency
         self._batch_upserted: dict[str, None] = {}  # URLs upserted, announced after the commit
@@ -104,20 +102,17 @@ class Indexer:
     def _forget(self, url: str) -> None:
         for h in [h for h, u in self._batch_hashes.items() if u == url]:
             del self._batch_hashes[h]
-        self._batch_signatures.pop(url, None)
 
     def _rivals(self, doc: IndexDoc) -> dict[str, str]:
-        """Other URLs holding the same content ("exact") or nearly the same ("near",
-        by MinHash), each with that kind."""
+        """Other URLs of the same site holding the same content ("exact").
+
+        Only exact copies on one site are stored once (a print version, a tracking
+        parameter). Near-duplicates, and copies on other sites, stay in the index: each
+        is findable by its own text and by ``site:``, and the search service folds them
+        into one result at query time (services/api/result_grouping.py)."""
         rivals: dict[str, str] = {}
-        if doc.minhash:
-            candidates = [c for c in self._index.near_duplicates(doc.minhash) if c[0] not in self._batch_deleted]
-            candidates += list(self._batch_signatures.items())
-            for u, sig in candidates:
-                if minhash.similarity(sig, doc.minhash) >= minhash.THRESHOLD:
-                    rivals[u] = "near"
         owner = self._owner_of(doc.content_hash)
-        if owner is not None:
+        if owner is not None and site_of(owner) == doc.site:
             rivals[owner] = "exact"
         rivals.pop(doc.url, None)
         return rivals
@@ -150,8 +145,6 @@ class Indexer:
         self._forget(doc.url)  # its old content, if it changed within the batch
         if doc.content_hash:
             self._batch_hashes[doc.content_hash] = doc.url
-        if doc.minhash:
-            self._batch_signatures[doc.url] = doc.minhash
         self._batch_deleted.discard(doc.url)
         self._batch_upserted[doc.url] = None
         self._batch_fetched_at.append(doc.fetched_at)
@@ -236,7 +229,6 @@ class Indexer:
         self._writes = 0
         self._dirty = False
         self._batch_hashes.clear()
-        self._batch_signatures.clear()
         self._batch_deleted.clear()
         self._batch_fetched_at.clear()
         self._batch_upserted.clear()

@@ -124,7 +124,7 @@ def _changed(old: LinkFields | None, new: LinkFields) -> bool:
 def _default_segment() -> Callable[[str], list[str]]:
     # Imported when first needed: the indexer owns segmentation (and loading jieba's
     # dictionary), and a ranker that only consumes links should not pay for it.
-    from services.indexer.chinese_tokens import segment
+    from services.common.analysis.words import segment
 
     return segment
 

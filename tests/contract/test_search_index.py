@@ -17,7 +17,9 @@ import pytest
 
 from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
 from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.api.query_plan import words_query
 from services.common.model import LinkFields, SearchQuery
+from services.common.query_tree import Bool, Phrase
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
 from tests.page_events import index_doc
@@ -55,8 +57,18 @@ def index(open_index: OpenIndex) -> SearchIndex:
     return open_index()
 
 
+def _query(
+    *terms: str, site: str = "", require_all: bool = True, phrase: tuple[str, ...] = (), offset: int = 0, limit: int = 10
+) -> SearchQuery:
+    tree = words_query(CFG, terms, require_all=require_all, site=site)
+    if phrase:
+        boost = Bool(should=tuple(Phrase(f, phrase) for f in ("title_tokens", "body_tokens")), minimum_should_match=1)
+        tree = Bool(must=(tree,), should=(boost,))
+    return SearchQuery(tree=tree, offset=offset, limit=limit)
+
+
 def _search(index: SearchIndex, *terms: str, **kw: object) -> list[str]:
-    return [h.url for h in index.search(SearchQuery(terms=terms, **kw)).hits]  # type: ignore[arg-type]
+    return [h.url for h in index.search(_query(*terms, **kw)).hits]  # type: ignore[arg-type]
 
 
 def test_writes_become_visible_on_commit(index: SearchIndex) -> None:
@@ -167,28 +179,28 @@ def test_the_site_filter_keeps_other_sites_out_and_non_matches_out(index: Search
     index.commit()
     assert _search(index, "网络", site="a.example.cn") == [A]
     assert _search(index, "网络", "xyzzy", site="a.example.cn", require_all=False) == [A]
-    assert index.search(SearchQuery(terms=("网络",), site="a.example.cn")).total == 1
+    assert index.search(_query("网络", site="a.example.cn")).total == 1
 
 
 def test_paging_walks_every_match_once_in_a_stable_order(index: SearchIndex) -> None:
     urls = [f"https://example.cn/{i:02d}" for i in range(25)]
     index.upsert([index_doc(u, "共同 词语", f"正文 {i}") for i, u in enumerate(urls)])
     index.commit()
-    pages = [index.search(SearchQuery(terms=("共同",), offset=o, limit=10)) for o in (0, 10, 20)]
+    pages = [index.search(_query("共同", offset=o, limit=10)) for o in (0, 10, 20)]
     assert [p.total for p in pages] == [25, 25, 25]
     assert [len(p.hits) for p in pages] == [10, 10, 5]
     seen = [h.url for p in pages for h in p.hits]
     assert sorted(seen) == urls
-    again = [h.url for o in (0, 10, 20) for h in index.search(SearchQuery(terms=("共同",), offset=o, limit=10)).hits]
+    again = [h.url for o in (0, 10, 20) for h in index.search(_query("共同", offset=o, limit=10)).hits]
     assert again == seen
-    assert index.search(SearchQuery(terms=("共同",), offset=30, limit=10)).hits == []
+    assert index.search(_query("共同", offset=30, limit=10)).hits == []
 
 
 def test_all_terms_are_required_unless_any_will_do(index: SearchIndex) -> None:
     index.upsert([index_doc(A, "网络 配置"), index_doc(B, "网络 故障"), index_doc(C, "打印 配置")])
     index.commit()
     assert _search(index, "网络", "配置") == [A]
-    both = index.search(SearchQuery(terms=("网络", "配置"), require_all=False))
+    both = index.search(_query("网络", "配置", require_all=False))
     assert both.total == 3 and both.hits[0].url == A
     assert _search(index, "网络", "xyzzy") == []
 
@@ -221,9 +233,9 @@ def test_a_subword_match_ranks_below_a_whole_word_match(index: SearchIndex) -> N
 def test_words_in_query_order_earn_the_phrase_boost(index: SearchIndex) -> None:
     index.upsert([index_doc(A, "标题", "学习 资料 机器"), index_doc(B, "标题", "机器 学习 资料")])
     index.commit()
-    hits = index.search(SearchQuery(terms=("机器", "学习"), phrase=("机器", "学习"))).hits
+    hits = index.search(_query("机器", "学习", phrase=("机器", "学习"))).hits
     assert [h.url for h in hits] == [B, A]
-    no_phrase = index.search(SearchQuery(terms=("机器", "学习"))).hits
+    no_phrase = index.search(_query("机器", "学习")).hits
     assert no_phrase[0].score == pytest.approx(no_phrase[1].score)
 
 
@@ -236,12 +248,12 @@ def test_a_phrase_alone_matches_nothing_extra(index: SearchIndex) -> None:
 def test_rank_breaks_a_tie_by_the_saturating_rank_feature(index: SearchIndex) -> None:
     index.upsert([index_doc(A, "相同 标题", "相同 正文"), index_doc(B, "相同 标题", "相同 正文")])
     index.commit()
-    tied = index.search(SearchQuery(terms=("相同",))).hits
+    tied = index.search(_query("相同")).hits
     assert [h.url for h in tied] == [A, B]  # equal scores: ordered by URL
     assert tied[0].score == tied[1].score
     index.set_link_fields({B: LinkFields(pagerank=0.6, rank=3.0, anchors="", anchors_tokens="")})
     index.commit()
-    hits = index.search(SearchQuery(terms=("相同",))).hits
+    hits = index.search(_query("相同")).hits
     assert [h.url for h in hits] == [B, A]
     expected = CFG.search_pagerank_weight * 3.0 / (3.0 + CFG.search_pagerank_pivot)
     assert hits[0].score - hits[1].score == pytest.approx(expected, rel=1e-5)
@@ -256,7 +268,7 @@ def test_the_rank_feature_reorders_hits_within_the_rescore_window(open_index: Op
     index.commit()
     index.set_link_fields({urls[5]: LinkFields(0.5, 5.0, "", "")})
     index.commit()
-    first = index.search(SearchQuery(terms=("词",), limit=3))
+    first = index.search(_query("词", limit=3))
     assert first.total == 30
     assert first.hits[0].url == urls[5]
 
@@ -264,8 +276,8 @@ def test_the_rank_feature_reorders_hits_within_the_rescore_window(open_index: Op
 def test_empty_queries_find_nothing(index: SearchIndex) -> None:
     index.upsert([index_doc(A, "标题")])
     index.commit()
-    assert index.search(SearchQuery(terms=())).total == 0
-    assert index.search(SearchQuery(terms=("标题",), limit=0)).hits == []
+    assert index.search(_query()).total == 0
+    assert index.search(_query("标题", limit=0)).hits == []
 
 
 def test_a_read_only_instance_sees_the_writers_commits(open_index: OpenIndex) -> None:
@@ -318,7 +330,7 @@ def test_two_threads_can_write_through_one_instance(index: SearchIndex) -> None:
 
 
 def test_near_duplicates_finds_documents_sharing_a_band_with_their_signatures(index: SearchIndex) -> None:
-    from services.indexer import minhash
+    from services.common import minhash
 
     words = [f"词{n}" for n in range(120)]
     sig = minhash.signature(words)

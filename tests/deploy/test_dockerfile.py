@@ -68,7 +68,7 @@ def test_logs_are_json_and_the_api_listens_beyond_loopback():
 
 def test_the_segmenter_dictionary_is_warmed_at_build_time():
     runs = " ".join(a for w, a in final_stage() if w == "RUN")
-    assert "from services.indexer.chinese_tokens import initialise; initialise()" in runs
+    assert "from services.common.analysis import initialise; initialise()" in runs
     assert "jieba" in runs and "initialize()" in runs
 
 

@@ -19,7 +19,7 @@ import pytest
 from services.api.app import create_app
 from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
-from services.indexer.chinese_tokens import segment
+from services.common.analysis.words import segment
 
 from .conftest import DISALLOWED, check_indexed_exactly_once, run_cli, serve_site
 

@@ -98,3 +98,17 @@ def test_the_site_filter_and_an_empty_result_in_the_browser(server: RunningServe
     # The page fits a phone screen: nothing wider than the viewport.
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390
+
+
+def test_the_search_box_suggests_titles_as_the_user_types(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/")
+    page.locator("input[name=q]").press_sequentially("防火", delay=50)
+    page.wait_for_function("document.querySelectorAll('#q-suggestions option').length > 0")
+    options = page.eval_on_selector_all("#q-suggestions option", "els => els.map(e => e.value)")
+    assert options and all(o.startswith("防火墙配置手册") for o in options)
+
+
+def test_the_syntax_help_opens_on_the_home_page(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/")
+    page.locator(".syntax-help summary").click()
+    assert "site:" in page.locator(".syntax-help").inner_text()

@@ -210,3 +210,40 @@ def test_the_stylesheet_is_served(client: FlaskClient) -> None:
     resp = client.get("/static/style.css")
     assert resp.status_code == 200 and "@media" in resp.get_data(as_text=True)
     resp.close()
+
+
+def test_suggest_answers_titles_for_a_partial_query(client: FlaskClient) -> None:
+    body = client.get("/api/suggest?q=网络指").get_json()
+    assert body["query"] == "网络指"
+    assert body["suggestions"] and all(s.startswith("网络指南") for s in body["suggestions"])
+    assert client.get("/api/suggest?q=").get_json()["suggestions"] == []
+    resp = client.get("/api/suggest?q=" + "长" * 101)
+    assert resp.status_code == 400 and "too long" in resp.get_json()["error"]
+
+
+def test_the_search_box_asks_for_suggestions_and_the_ui_explains_the_syntax(client: FlaskClient) -> None:
+    html = client.get("/").get_data(as_text=True)
+    assert 'list="q-suggestions"' in html and "/api/suggest" in html and "suggest.js" in html
+    assert "搜索语法" in html and "site:" in html
+    script = client.get("/static/suggest.js")
+    assert script.status_code == 200 and "textContent" not in script.get_data(as_text=True)  # values, never HTML
+    script.close()
+
+
+def test_query_operators_work_through_the_api(client: FlaskClient) -> None:
+    both = client.get("/api/search?q=安装 site:en.example.cn").get_json()
+    assert [r["url"] for r in both["results"]] == ["https://en.example.cn/apt"]
+    excluded = client.get("/api/search?q=网络 -安全&size=20").get_json()
+    assert excluded["results"] and all("安全" not in r["title"] for r in excluded["results"])
+    resp = client.get("/api/search?q=-网络")
+    assert resp.status_code == 400 and "only exclusions" in resp.get_json()["error"]
+
+
+def test_one_site_does_not_crowd_out_the_others_and_more_is_one_click_away(client: FlaskClient) -> None:
+    # Twelve docs pages on 安全 outrank the blog's one, which still makes the first page.
+    body = client.get("/api/search?q=安全&size=5").get_json()
+    sites = [r["site"] for r in body["results"]]
+    assert sites == ["docs.example.cn"] * 4 + ["blog.example.cn"]
+    assert body["more_from_sites"] == ["docs.example.cn"]
+    html = client.get("/?q=安全&size=5").get_data(as_text=True)
+    assert "更多来自 docs.example.cn 的结果" in html

@@ -16,6 +16,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
+from services.api.query_plan import words_query
 from services.common.model import LinkFields, SearchQuery
 from services.common.settings import Settings
 from tests.page_events import index_doc
@@ -24,7 +25,7 @@ from tests.servers.es_server import drop_alias
 pytestmark = pytest.mark.integration
 
 CFG = Settings()
-QUERY = SearchQuery(terms=("共同",), limit=100)
+QUERY = SearchQuery(tree=words_query(Settings(), ("共同",)), limit=100)
 OLD = [f"https://old.example.cn/{i:02d}" for i in range(20)]
 NEW = [f"https://new.example.cn/{i:02d}" for i in range(25)]
 

@@ -1,17 +1,19 @@
-"""One article under many URLs, with different boilerplate each time, is indexed once."""
+"""One article under many URLs, with different boilerplate each time: every copy stays
+in the index (each findable by its own text), and a search shows them as one result."""
 
 from __future__ import annotations
 
 import random
 
+from services.api.search_service import SearchService
 from services.common.adapters.bus_sqlite import SqliteBus
 from services.common.bootstrap import build_search_index
 from services.common.model import TOPIC_PAGES, PageEvent
 from services.common.settings import Settings
 from services.crawler.extract import extract
-from services.indexer.chinese_tokens import segment
+from services.common.analysis.words import segment
 from services.indexer.indexer import Indexer
-from services.indexer import minhash
+from services.common import minhash
 
 ARTICLE = """
 探索是一个面向中文网站的搜索引擎。它从种子地址出发，按照礼貌的节奏抓取网页，识别国标编码和统一码，
@@ -41,13 +43,13 @@ def page(n: int) -> str:
 URLS = [f"http://news.example.cn/article?id=42&from={n}" for n in range(19)] + ["http://news.example.cn/article/42"]
 
 
-def test_twenty_copies_with_different_boilerplate_are_indexed_once(tmp_path):
+def _index_copies(tmp_path, pages):  # type: ignore[no-untyped-def]
     cfg = Settings(data_dir=tmp_path)
     bus, index = SqliteBus(tmp_path / "bus.sqlite3"), build_search_index(cfg)
     indexer = Indexer(cfg, bus, index)
     hashes = set()
-    for n, url in enumerate(URLS):
-        content = extract(url, page(n))
+    for n, (url, html) in enumerate(pages):
+        content = extract(url, html)
         hashes.add(content.content_hash)
         event = PageEvent(url=url, host="news.example.cn", lease_id=str(n), status=200, title=content.title,
                           body=content.body, headings=content.headings, content_hash=content.content_hash,
@@ -60,9 +62,29 @@ def test_twenty_copies_with_different_boilerplate_are_indexed_once(tmp_path):
     while indexer.step(0.0):
         pass
     indexer.flush()
+    return cfg, index, hashes
+
+
+def test_twenty_copies_stay_in_the_index_and_fold_into_one_result(tmp_path):
+    cfg, index, hashes = _index_copies(tmp_path, [(url, page(n)) for n, url in enumerate(URLS)])
     assert len(hashes) == 20, "the copies must really differ, or this only tests exact dedup"
-    assert index.urls() == ["http://news.example.cn/article/42"]  # the canonical-looking URL, whatever the order
-    assert index.count() == 1
+    assert index.count() == 20
+    out = SearchService(cfg, index).search("探索搜索引擎介绍")
+    (result,) = out["results"]
+    assert len(result["similar"]) == 19
+    assert {result["url"], *(s["url"] for s in result["similar"])} == set(URLS)
+
+
+def test_a_page_that_differs_only_in_boilerplate_is_found_by_its_own_sentence(tmp_path):
+    unique = "第二篇文章独有的一句话：抓取间隔由管理员在配置文件里设定。"
+    pages = [
+        ("http://news.example.cn/a", page(1)),
+        ("http://news.example.cn/b", page(2).replace("</p><div class='related'>", unique + "</p><div class='related'>")),
+    ]
+    cfg, index, _ = _index_copies(tmp_path, pages)
+    assert index.count() == 2
+    out = SearchService(cfg, index).search("抓取间隔由管理员在配置文件里设定")
+    assert out["results"][0]["url"] == "http://news.example.cn/b"
 
 
 def test_different_articles_are_not_near_duplicates():

@@ -11,6 +11,7 @@ import pytest
 
 from services.common.adapters.bus_sqlite import SqliteBus
 from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
+from services.api.query_plan import words_query
 from services.common.model import TOPIC_LINKS, IndexDoc, LinkBatch, LinkFields, Outlink, SearchHits, SearchQuery
 from services.common.settings import Settings
 from services.ranker.ranker import MAX_ANCHORS_CHARS, Ranker, join_anchors
@@ -240,7 +241,7 @@ def test_anchor_text_is_capped_keeping_the_most_common_texts() -> None:
 def test_the_default_segmenter_is_the_indexers(
     tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
 ) -> None:
-    chinese_tokens = pytest.importorskip("services.indexer.chinese_tokens")
+    chinese_tokens = pytest.importorskip("services.common.analysis.words")
     ranker = Ranker(Settings(data_dir=tmp_path), bus, graph, index)
     publish(bus, HOME, (INSTALL, "Debian 安装手册"))
     publish(bus, INSTALL)
@@ -279,7 +280,7 @@ def test_ranks_and_anchors_reach_the_tantivy_index(tmp_path: Path, bus: SqliteBu
         assert install.rank == pytest.approx(install.pagerank * 4, rel=0.005)
         assert sum(index.get(url).pagerank for url in pages) == pytest.approx(1.0)  # type: ignore[union-attr]
         # Anchor text makes a page findable by words it does not contain itself.
-        hits = index.search(SearchQuery(terms=("手册",)))
+        hits = index.search(SearchQuery(tree=words_query(Settings(), ("手册",))))
         assert INSTALL in [hit.url for hit in hits.hits]
 
         # Re-indexing a page keeps the link fields the ranker wrote.

@@ -16,14 +16,14 @@ from services.common.model import DISPLAY_FIELDS
 # Bump when the settings or mappings change: an index built from an older
 # template keeps working, and the adapter logs that a reindex would apply the
 # new one (``ElasticsearchSearchIndex.reindex_into_new_index``).
-MAPPING_VERSION = 2
+MAPPING_VERSION = 3
 ANALYZER = "tansuo_tokens"
 # Above the priority 100 of Elasticsearch's built-in templates (logs-*-*, ...), which
 # a pattern such as "logs-*" would otherwise overlap; equal priorities may not overlap.
 TEMPLATE_PRIORITY = 500
 
 # Stored for display and snippets, never searched: the segmented twins are.
-_TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens")
+_TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "title_grams", "body_grams")
 
 
 def index_pattern(alias: str) -> str:
@@ -32,6 +32,16 @@ def index_pattern(alias: str) -> str:
     templates of equal priority whose patterns overlap, and ``tansuo-*`` would
     overlap ``tansuo-staging-*`` where ``tansuo-0*`` does not."""
     return f"{alias}-0*"
+
+
+def added_fields(version: int | None) -> dict[str, Any]:
+    """Mappings of the fields that versions after ``version`` added: Elasticsearch
+    lets a live index gain fields, so an older index keeps taking writes."""
+    token_text = {"type": "text", "analyzer": ANALYZER}
+    added: dict[str, Any] = {}
+    if (version or 0) < 3:
+        added.update({"title_grams": dict(token_text), "body_grams": dict(token_text)})
+    return added
 
 
 def index_template(alias: str, shards: int, replicas: int) -> dict[str, Any]:
@@ -45,7 +55,7 @@ def index_template(alias: str, shards: int, replicas: int) -> dict[str, Any]:
         "minhash": {"type": "long", "index": False, "doc_values": False},
         "minhash_bands": {"type": "keyword"},
         **{name: {"type": "text", "index": False} for name in DISPLAY_FIELDS},
-        # Positions, as in tantivy, so title and body serve phrase queries.
+        # Positions, as in tantivy, so words and bigrams serve phrase queries.
         **{name: dict(token_text) for name in _TOKEN_FIELDS},
         # Sub-words only ever get term queries: frequencies are enough.
         "subword_tokens": {**token_text, "index_options": "freqs"},

@@ -7,18 +7,17 @@ writes go to the alias, which points at one concrete index ``<alias>-000001``,
 ``<alias>-000002``, ...: a full rebuild fills the next one and swaps the alias in
 one atomic ``_aliases`` request, so searches never see an empty or half-built index.
 
-Scoring is the tantivy adapter's, clause for clause: per query word a ``bool``
-``should`` that sums a boosted BM25 ``term`` query per field (what tantivy does;
-``multi_match`` ``most_fields`` would be the same), the phrase boost as
-``match_phrase`` on title and body, the site as a ``filter`` (no score), and
-``weight * rank / (rank + pivot)`` as a ``rank_feature`` saturation clause.
-Elasticsearch's BM25 keeps the ``(k1 + 1)`` factor that tantivy has, so the two
+Scoring is the tantivy adapter's, node for node: the search service's query tree
+(``services/common/query_tree.py``) becomes ``bool``, ``term`` and ``match_phrase``
+queries, where tantivy builds BooleanQuery, TermQuery and PhraseQuery; filters score
+nothing, and ``weight * rank / (rank + pivot)`` is a ``rank_feature`` saturation
+clause. Elasticsearch's BM25 keeps the ``(k1 + 1)`` factor that tantivy has, so the two
 backends give the same scores, except where their statistics differ:
 
 - Lucene counts, for a field's idf and average length, only the documents with at
-  least one token in that field; tantivy counts every document. Headings, anchors
-  and sub-words are empty on many pages, so their scores differ a little (title and
-  body, present on every page, agree).
+  least one token in that field; tantivy counts every document. A marker token in
+  every field (``token_fields.py``) makes the counts equal.
+- The two store field lengths with different precision (scores agree to about 1e-3).
 - A ``rank_feature`` keeps 9 significant bits of the rank (about 0.4%).
 - tantivy adds the rank feature within its rescore window only; here every hit gets it.
 """
@@ -45,8 +44,9 @@ from services.common.model import (
     index_doc_from,
     url_fingerprint,
 )
+from services.common.query_tree import Node, Phrase, Term, can_match
 from services.common.settings import Settings
-from services.indexer import minhash
+from services.common import minhash
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +55,13 @@ DEFAULT_PORT = 9200
 _LINK_FIELDS = ("pagerank", "rank", "anchors", "anchors_tokens")
 _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
-    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "fetched_at",
+    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
+    "fetched_at",
 )  # fmt: skip
-_CONTENT_TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "subword_tokens")
-_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank"]
-_PHRASE_FIELDS = ("title_tokens", "body_tokens")
+_CONTENT_TOKEN_FIELDS = (
+    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
+)  # fmt: skip
+_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash"]
 _MAX_SITES = 10_000
 _SCAN_PAGE = 1_000
 # Each page can carry a 200k-character body three times over (raw, tokens and
@@ -290,14 +292,21 @@ class ElasticsearchSearchIndex:
         return name
 
     def _warn_if_outdated(self) -> None:
+        """An index from an older mapping gains the fields added since (so writes of
+        this version's documents succeed), and the log says that a rebuild fills them
+        for the documents indexed before."""
         for name, body in self._es.indices.get_mapping(index=self._alias).body.items():
             version = (body.get("mappings", {}).get("_meta") or {}).get("mapping_version")
-            if version != template.MAPPING_VERSION:
-                log.warning(
-                    "search index %s has mapping version %s, this Tansuo writes version %s: "
-                    "rebuild it (reindex_into_new_index) to apply the new mapping",
-                    name, version, template.MAPPING_VERSION,
-                )  # fmt: skip
+            if version == template.MAPPING_VERSION:
+                continue
+            added = template.added_fields(version)
+            if added and not self._read_only:
+                self._es.indices.put_mapping(index=name, properties=added)
+            log.warning(
+                "search index %s has mapping version %s, this Tansuo writes version %s: "
+                "rebuild it (reindex_into_new_index) or re-crawl so that every document has the new fields",
+                name, version, template.MAPPING_VERSION,
+            )  # fmt: skip
 
     def begin_rebuild(self) -> ElasticsearchSearchIndex:
         """A new, empty concrete index, not yet behind the alias, to fill (by
@@ -543,38 +552,13 @@ class ElasticsearchSearchIndex:
 
     # --- searching
 
-    def _query(self, query: SearchQuery) -> dict[str, Any] | None:
-        """The Elasticsearch query for a SearchQuery; None when it can match nothing."""
+    def _query(self, query: SearchQuery) -> dict[str, Any]:
+        """The Elasticsearch query for a SearchQuery: its tree, plus the rank feature,
+        which only adds score (nested beside the tree, never a match on its own)."""
         cfg = self._cfg
-        terms = list(dict.fromkeys(t for t in query.terms if t))
-        fields = self._cfg.search_field_boosts
-        if not terms or not fields:
-            return None
-        # One clause per word that sums its fields' scores (tantivy's boolean of
-        # boosted term queries); term queries, not match: the words are already
-        # segmented and must not be analysed again.
-        per_term = [
-            {"bool": {"should": [{"term": {f: {"value": t, "boost": b}}} for f, b in fields]}} for t in terms
-        ]
-        if query.require_all:
-            text: dict[str, Any] = {"bool": {"must": per_term}}
-        else:
-            text = {"bool": {"should": per_term, "minimum_should_match": 1}}
-        # The phrase and the rank feature only add score: nested beside the text
-        # query's must, they can never make a page match on their own.
-        should: list[dict[str, Any]] = []
-        phrase = [w for w in query.phrase if w]
-        if len(phrase) >= 2 and cfg.search_phrase_boost > 0:
-            should.append(
-                {
-                    "bool": {
-                        "should": [{"match_phrase": {f: " ".join(phrase)}} for f in _PHRASE_FIELDS],
-                        "boost": cfg.search_phrase_boost,
-                    }
-                }
-            )
+        body: dict[str, Any] = {"must": [_translate(query.tree)]}
         if cfg.search_pagerank_weight > 0 and cfg.search_pagerank_pivot > 0:
-            should.append(
+            body["should"] = [
                 {
                     "rank_feature": {
                         "field": "rank",
@@ -582,20 +566,15 @@ class ElasticsearchSearchIndex:
                         "boost": cfg.search_pagerank_weight,
                     }
                 }
-            )
-        bool_query: dict[str, Any] = {"must": [text]}
-        if should:
-            bool_query["should"] = should
-        if query.site:
-            bool_query["filter"] = [{"term": {"site": query.site.lower()}}]
-        return {"bool": bool_query}
+            ]
+        return {"bool": body}
 
     def search(self, query: SearchQuery) -> SearchHits:
-        es_query = self._query(query)
         limit = max(0, query.limit)
         offset = max(0, query.offset)
-        if es_query is None or limit == 0:
+        if not can_match(query.tree) or limit == 0:
             return SearchHits(total=0, hits=[])
+        es_query = self._query(query)
         result = self._es.search(
             index=self._target,
             query=es_query,
@@ -622,6 +601,40 @@ class ElasticsearchSearchIndex:
                     body=src.get("body") or "",
                     score=float(hit["_score"]),
                     pagerank=float(src.get("pagerank") or 0.0),
+                    content_hash=src.get("content_hash") or "",
+                    minhash=tuple(int(v) for v in src.get("minhash") or ()),
                 )
             )
         return SearchHits(total=int(result["hits"]["total"]["value"]), hits=hits)
+
+
+def _translate(node: Node) -> dict[str, Any]:
+    """One query-tree node as Elasticsearch query DSL (see services/common/query_tree.py).
+
+    ``term``, not ``match``: the tokens are already analysed and must not be analysed
+    again; ``match_phrase`` with the whitespace analyzer splits exactly what we joined.
+    """
+    if isinstance(node, Term):
+        return {"term": {node.field: {"value": node.value, "boost": node.boost}}}
+    if isinstance(node, Phrase):
+        if node.prefix:
+            prefix = {"match_phrase_prefix": {node.field: {"query": " ".join(node.values)}}}
+            return prefix if node.boost == 1.0 else {"bool": {"must": [prefix], "boost": node.boost}}
+        if len(node.values) == 1:
+            return {"term": {node.field: {"value": node.values[0], "boost": node.boost}}}
+        phrase = {"match_phrase": {node.field: {"query": " ".join(node.values)}}}
+        # The boost on a wrapping bool: Elasticsearch reads match_phrase's own boost too,
+        # but not every server that speaks its API does (noida-db ignores it).
+        return phrase if node.boost == 1.0 else {"bool": {"must": [phrase], "boost": node.boost}}
+    body: dict[str, Any] = {}
+    for name in ("must", "should", "must_not", "filter"):
+        children = getattr(node, name)
+        if children:
+            body[name] = [_translate(n) for n in children]
+    if not node.must and not node.should and not node.filter:
+        body["must"] = [{"match_all": {"boost": 0.0}}]
+    if node.should:
+        body["minimum_should_match"] = node.minimum_should_match
+    if node.boost != 1.0:
+        body["boost"] = node.boost
+    return {"bool": body}

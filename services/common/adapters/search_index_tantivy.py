@@ -35,13 +35,16 @@ from services.common.model import (
     SearchQuery,
     index_doc_from,
 )
+from services.common.query_tree import Node, Phrase, Term, can_match
 from services.common.settings import Settings
-from services.indexer import minhash
+from services.common import minhash
 
 log = logging.getLogger(__name__)
 
-_TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "subword_tokens")
-_PHRASE_FIELDS = ("title_tokens", "body_tokens")
+_TOKEN_FIELDS = (
+    "title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "subword_tokens",
+    "title_grams", "body_grams",
+)  # fmt: skip
 # The indexer and the ranker each write a few times a second at most: one
 # indexing thread keeps the second core free for crawling, and 64 MB of heap
 # holds a few thousand pages before tantivy flushes a segment on its own.
@@ -160,7 +163,10 @@ class TantivySearchIndex:
             try:
                 self._index = tantivy.Index(_schema(), path=str(self._path))
             except ValueError as exc:
-                raise IndexUnavailable(f"cannot open the search index at {self._path}: {exc}") from exc
+                raise IndexUnavailable(
+                    f"cannot open the search index at {self._path}: {exc}. If an older Tansuo built it, "
+                    "its fields differ: move that directory away and crawl again"
+                ) from exc
             try:
                 self._writer = self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
             except ValueError as exc:
@@ -333,40 +339,37 @@ class TantivySearchIndex:
 
     # --- searching
 
-    def _query(self, query: SearchQuery) -> Query | None:
-        terms = list(dict.fromkeys(t for t in query.terms if t))
-        phrase = [w for w in query.phrase if w]
-        fields = self._cfg.search_field_boosts
-        clauses: list[tuple[Occur, Query]] = []
-        occur = Occur.Must if query.require_all else Occur.Should
-        for term in terms:
-            per_field = [(Occur.Should, Query.boost_query(self._term(f, term), b)) for f, b in fields]
-            clauses.append((occur, Query.boolean_query(per_field)))
-        if len(phrase) >= 2 and self._cfg.search_phrase_boost > 0:
-            phrases = [
-                (Occur.Should, Query.phrase_query(self._schema, f, phrase)) for f in _PHRASE_FIELDS
-            ]
-            clauses.append(
-                (Occur.Should, Query.boost_query(Query.boolean_query(phrases), self._cfg.search_phrase_boost))
-            )
-        if not clauses:
-            return None
-        text = Query.boolean_query(clauses)
-        if not query.site:
-            return text
-        # Nested, not a sibling clause: beside a Must, the Should terms of an OR query
-        # would become optional and every page of the site would match. A constant 0
-        # score keeps the filter out of the ranking.
-        site = Query.const_score_query(self._term("site", query.site.lower()), 0.0)
-        return Query.boolean_query([(Occur.Must, text), (Occur.Must, site)])
+    def _translate(self, node: Node) -> Query:
+        """One query-tree node as a tantivy query (see services/common/query_tree.py)."""
+        if isinstance(node, Term):
+            query = self._term(node.field, node.value)
+        elif isinstance(node, Phrase):
+            if node.prefix:
+                query = Query.phrase_prefix_query(self._schema, node.field, list(node.values))
+            elif len(node.values) == 1:
+                query = self._term(node.field, node.values[0])
+            else:
+                query = Query.phrase_query(self._schema, node.field, list(node.values))
+        else:
+            clauses = [(Occur.Must, self._translate(n)) for n in node.must]
+            clauses += [(Occur.Should, self._translate(n)) for n in node.should]
+            clauses += [(Occur.MustNot, self._translate(n)) for n in node.must_not]
+            # A filter scores nothing: constant 0 beside the scoring clauses.
+            clauses += [(Occur.Must, Query.const_score_query(self._translate(n), 0.0)) for n in node.filter]
+            if not node.must and not node.should and not node.filter:
+                clauses.insert(0, (Occur.Must, Query.const_score_query(Query.all_query(), 0.0)))
+            minimum = node.minimum_should_match if node.should else None
+            query = Query.boolean_query(clauses, minimum or None)
+        boost = node.boost
+        return query if boost == 1.0 else Query.boost_query(query, boost)
 
     def search(self, query: SearchQuery) -> SearchHits:
         """BM25 over the fields, then the rank feature added over a rescore window."""
-        tq = self._query(query)
         limit = max(0, query.limit)
         offset = max(0, query.offset)
-        if tq is None or limit == 0:
+        if not can_match(query.tree) or limit == 0:
             return SearchHits(total=0, hits=[])
+        tq = self._translate(query.tree)
         cfg = self._cfg
         searcher = self._searcher()
         window = max(offset + limit, cfg.search_rescore_window)
@@ -393,6 +396,8 @@ class TantivySearchIndex:
                     body=doc.body,
                     score=score,
                     pagerank=doc.pagerank,
+                    content_hash=doc.content_hash,
+                    minhash=doc.minhash,
                 )
             )
         return SearchHits(total=total, hits=hits)

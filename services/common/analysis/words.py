@@ -1,9 +1,11 @@
 """Word segmentation shared by index time and query time.
 
 Both sides must split text the same way, or a query word never meets its indexed
-twin; so the indexer and the search service import only this module for it.
+twin; so the indexer and the search service import only this package for it.
 
-Text is first cut into runs: Han runs go to jieba (precise mode, HMM on), and
+Text is folded first (``fold.py``: width, case, traditional → simplified), which keeps
+its length, so every span below is a span of the caller's original text. Then it is
+cut into runs: Han runs go to jieba (precise mode, HMM on), and
 every other run of letters and digits becomes one Latin-style word. A word may
 join parts with ``.``, ``-`` or ``_`` ("apt-get", "1.2", "www.debian.org",
 "foo_bar") and may end in ``++`` or ``#`` ("c++", "c#"): these are names people
@@ -11,7 +13,7 @@ search for whole. Their parts are search-mode extras, like jieba's sub-words,
 so "apt" still finds "apt-get" (at the lower sub-word boost). Punctuation,
 symbols and whitespace never become tokens. Every token is its source span,
 case-folded (``str.casefold``: lower-case, and context-free, so Σ, σ and ς all
-become σ), which the property tests check.
+become σ), which the property tests check: ``token == fold(text[start:end]).casefold()``.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ from collections.abc import Iterator
 # checking it against jieba itself, which stays a test dependency as the reference.
 import rjieba
 
+from services.common.analysis.fold import fold
+from services.common.analysis.fold import initialise as _initialise_fold
+
 # CJK Unified Ideographs, Extension A, Compatibility Ideographs and the
 # supplementary planes (Extensions B and later).
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 # A letter or digit that is not Han (and not "_", which \w also admits).
 _ALNUM = rf"[^\W_{_HAN}]"
 _WORD = rf"{_ALNUM}+(?:[._\-]{_ALNUM}+)*(?:(?:\+\+|#)(?!{_ALNUM}))?"
-_RUNS = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>{_WORD})")
+RUNS = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>{_WORD})")
 _WORD_PARTS = re.compile(rf"{_ALNUM}+")
 
 # Longer "words" are base64 blobs, hashes of hashes and the like: nobody types
@@ -60,6 +65,7 @@ def initialise() -> None:
     with _init_lock:
         if not _initialised:
             rjieba.cut("初始化")
+            _initialise_fold()
             _initialised = True
 
 
@@ -115,11 +121,12 @@ def _word_subwords(word: str) -> Iterator[str]:
 def tokenize_with_offsets(text: str) -> list[tuple[str, int, int]]:
     """Precise-mode tokens with their ``[start, end)`` character span in ``text``.
 
-    ``token == text[start:end].casefold()`` always holds.
+    ``token == fold(text[start:end]).casefold()`` always holds.
     """
     initialise()
+    text = fold(text)
     out: list[tuple[str, int, int]] = []
-    for m in _RUNS.finditer(text):
+    for m in RUNS.finditer(text):
         if m.lastgroup == "han":
             pos = m.start()
             for w in _han_words(m.group()):
@@ -134,10 +141,15 @@ def tokenize_with_offsets(text: str) -> list[tuple[str, int, int]]:
 def segment_with_subwords(text: str) -> tuple[list[str], list[str]]:
     """``(segment(text), subwords(text))`` in one pass, for the indexer."""
     initialise()
+    return words_and_subwords_of_folded(fold(text))
+
+
+def words_and_subwords_of_folded(text: str) -> tuple[list[str], list[str]]:
+    """``segment_with_subwords`` of text that is already folded."""
     freq = _freq()
     tokens: list[str] = []
     extras: list[str] = []
-    for m in _RUNS.finditer(text):
+    for m in RUNS.finditer(text):
         if m.lastgroup == "han":
             for w in _han_words(m.group()):
                 if len(w) <= MAX_TOKEN_CHARS:

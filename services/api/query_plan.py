@@ -1,0 +1,187 @@
+"""From a parsed query to the query tree both index backends run.
+
+The query model, in one place (docs/ranking.md has the figures behind it):
+
+- Each word of free text is one clause: the word in the word fields (title, headings,
+  anchors, body, sub-words; boosted per field), or, failing that, its character bigrams
+  as a phrase (a page that segments the word differently still matches, at the lower
+  gram weight). Stop words are not required; a single Han character between other words
+  is not required either (it carries little meaning alone, and it stays in the phrase
+  boosts below), unless the query has nothing else.
+- A quoted phrase is one clause: its bigrams as a phrase in title or body. Exact,
+  whatever the segmenter does.
+- ``a OR b``: a clause any of whose alternatives will do.
+- Boosts that only add score: the words of the free text in order (word phrase), and
+  each run of free text verbatim (bigram phrase), in title or body.
+- Exclusions become ``must_not`` bigram phrases; sites a filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from services.api.query_syntax import ParsedQuery, Part
+from services.common.analysis import grams, segment
+from services.common.analysis.stop_words import STOP_WORDS
+from services.common.query_tree import Bool, Node, Phrase, Term
+from services.common.settings import Settings
+
+TITLE_GRAMS = "title_grams"
+BODY_GRAMS = "body_grams"
+_WORD_PHRASE_FIELDS = ("title_tokens", "body_tokens")
+
+
+def _is_han(word: str) -> bool:
+    return any("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" or c >= "\U00020000" for c in word)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The tree to run, and what the answer needs besides it."""
+
+    tree: Node
+    highlight: tuple[str, ...]  # folded words and phrases to mark in titles and snippets
+    clauses: int  # wanted clauses; with ``minimum`` below it, matched_all is False
+    minimum: int
+
+
+class QueryPlanner:
+    def __init__(self, cfg: Settings) -> None:
+        self._cfg = cfg
+
+    # --- leaves
+
+    def _grams_phrase(self, values: Sequence[str], title_boost: float, body_boost: float) -> Node:
+        return Bool(
+            should=(Phrase(TITLE_GRAMS, tuple(values), title_boost), Phrase(BODY_GRAMS, tuple(values), body_boost)),
+            minimum_should_match=1,
+        )
+
+    def word(self, word: str) -> Node:
+        """One query word in every word field, or its bigrams when the page split it otherwise."""
+        cfg = self._cfg
+        should: list[Node] = [Term(f, word, b) for f, b in cfg.search_field_boosts]
+        word_grams = grams(word)
+        if _is_han(word) and len(word) >= 2 and cfg.search_gram_boost > 0:
+            should.append(self._grams_phrase(word_grams, cfg.search_gram_boost, cfg.search_gram_boost))
+        return Bool(should=tuple(should), minimum_should_match=1)
+
+    def exact(self, text: str) -> Node | None:
+        """A quoted phrase: its bigrams, consecutive, in title or body."""
+        values = grams(text)
+        if not values:
+            return None
+        return self._grams_phrase(values, self._cfg.search_title_grams_boost, self._cfg.search_body_grams_boost)
+
+    # --- clauses
+
+    def _free_text(self, text: str, keep_stop_words: bool) -> tuple[list[Node], list[Node], list[str]]:
+        """(required word clauses, optional ones, the words) of one run of free text."""
+        words = list(dict.fromkeys(segment(text)))
+        required: list[Node] = []
+        optional: list[Node] = []
+        for w in words:
+            if w in STOP_WORDS and not keep_stop_words:
+                continue
+            single_han = len(w) == 1 and _is_han(w)
+            (optional if single_han else required).append(self.word(w))
+        if not required:
+            required, optional = optional, []
+        return required, optional, words
+
+    def _part(self, part: Part, keep_stop_words: bool) -> tuple[Node | None, list[Node], list[str]]:
+        if part.quoted:
+            return self.exact(part.text), [], segment(part.text)
+        required, optional, words = self._free_text(part.text, keep_stop_words)
+        if not required:
+            return None, optional, words
+        node = required[0] if len(required) == 1 else Bool(must=tuple(required))
+        return node, optional, words
+
+    def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
+        """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
+        keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in segment(p.text))
+        clauses: list[Node] = []
+        optional: list[Node] = []
+        highlight: list[str] = []
+        for group in parsed.groups:
+            alternatives = []
+            for part in group:
+                node, extra, words = self._part(part, keep_stop_words)
+                highlight.extend(words)
+                optional.extend(extra)
+                if node is not None:
+                    alternatives.append(node)
+            if len(alternatives) == 1:
+                clauses.append(alternatives[0])
+            elif alternatives:
+                clauses.append(Bool(should=tuple(alternatives), minimum_should_match=1))
+        minimum = 1 if any_clause and clauses else len(clauses)
+        # The wanted clauses sit in a must of their own, so that the score-only clauses
+        # beside them can never count towards the minimum.
+        wanted = (Bool(should=tuple(clauses), minimum_should_match=minimum),) if clauses else ()
+        tree = Bool(
+            must=wanted,
+            should=tuple(optional) + tuple(self._boosts(parsed)),
+            must_not=tuple(self._excluded(parsed)),
+            filter=tuple(self._site_filter(parsed)),
+        )
+        return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum)
+
+    # --- score-only and filtering clauses
+
+    def _boosts(self, parsed: ParsedQuery) -> list[Node]:
+        cfg = self._cfg
+        free = [p.text for p in parsed.parts if not p.quoted]
+        boosts: list[Node] = []
+        words = [w for text in free for w in segment(text)]
+        if len(words) >= 2 and cfg.search_phrase_boost > 0:
+            phrase = tuple(words)
+            boosts.append(
+                Bool(
+                    should=tuple(Phrase(f, phrase) for f in _WORD_PHRASE_FIELDS),
+                    minimum_should_match=1,
+                    boost=cfg.search_phrase_boost,
+                )
+            )
+        if cfg.search_gram_phrase_boost > 0:
+            for text in free:
+                values = grams(text)
+                if len(values) >= 2:
+                    boosts.append(
+                        Bool(
+                            should=(Phrase(TITLE_GRAMS, tuple(values)), Phrase(BODY_GRAMS, tuple(values))),
+                            minimum_should_match=1,
+                            boost=cfg.search_gram_phrase_boost,
+                        )
+                    )
+        return boosts
+
+    def _excluded(self, parsed: ParsedQuery) -> list[Node]:
+        out: list[Node] = []
+        for part in parsed.excluded:
+            values = tuple(grams(part.text))
+            if values:
+                out.extend((Phrase(TITLE_GRAMS, values), Phrase(BODY_GRAMS, values)))
+        out.extend(Term("site", s) for s in parsed.excluded_sites)
+        return out
+
+    def _site_filter(self, parsed: ParsedQuery) -> list[Node]:
+        if not parsed.sites:
+            return []
+        if len(parsed.sites) == 1:
+            return [Term("site", parsed.sites[0])]
+        return [Bool(should=tuple(Term("site", s) for s in parsed.sites), minimum_should_match=1)]
+
+
+def words_query(cfg: Settings, words: Sequence[str], require_all: bool = True, site: str = "") -> Node:
+    """The tree of plain words, each wanted (or any one of them): what tools and tests
+    that hold tokens already ask."""
+    planner = QueryPlanner(cfg)
+    clauses = tuple(planner.word(w) for w in words)
+    return Bool(
+        should=clauses,
+        minimum_should_match=(len(clauses) if require_all else 1) if clauses else 0,
+        filter=(Term("site", site),) if site else (),
+    )

@@ -1,0 +1,55 @@
+"""Text analysis, one module for everything that turns text into tokens.
+
+The indexer, the ranker (anchor text), the search service and both index adapters
+use it, and must: a query finds a page only when both were analysed alike. Text is
+folded (width, case, traditional → simplified, length kept so offsets stay valid in
+the original), then yields three token streams: words (jieba precise mode), sub-words
+(the parts search mode adds) and character bigrams (exact matching whatever the
+segmenter does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.common.analysis.fold import fold
+from services.common.analysis.grams import grams, grams_of_folded
+from services.common.analysis.words import (
+    MAX_TOKEN_CHARS,
+    initialise,
+    segment,
+    segment_with_subwords,
+    subwords,
+    tokenize_with_offsets,
+    words_and_subwords_of_folded,
+)
+
+__all__ = [
+    "MAX_TOKEN_CHARS",
+    "Analysis",
+    "analyze",
+    "fold",
+    "grams",
+    "initialise",
+    "segment",
+    "segment_with_subwords",
+    "subwords",
+    "tokenize_with_offsets",
+]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The token streams of one text."""
+
+    words: list[str]
+    subwords: list[str]
+    grams: list[str]
+
+
+def analyze(text: str) -> Analysis:
+    """Words, sub-words and bigrams of ``text``, folding it once."""
+    initialise()
+    folded = fold(text)
+    words, extras = words_and_subwords_of_folded(folded)
+    return Analysis(words, extras, grams_of_folded(folded))

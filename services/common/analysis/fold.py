@@ -1,0 +1,140 @@
+"""Folding: the one normalisation applied to page text and to queries alike.
+
+Traditional and simplified Chinese must find each other, and so must full-width and
+half-width letters, or upper and lower case. Folding maps both sides to one form
+before segmentation: NFKC character by character (Ａｐｔ → Apt, ① stays one
+character), lower case, and traditional → simplified with OpenCC (設置頁面格式 →
+设置页面格式; with Taiwan vocabulary where it keeps the text's length, 軟體 → 软件).
+
+The folded text always has the length of the original, character for character, so
+an offset found in the folded text is an offset in the original: highlighting marks
+what the user's page says, in its own script, and folded text is never shown.
+Mappings that would change the length (ß → ss, 記憶體 → 内存) are skipped, and a
+Han run whose regional conversion changes length falls back to word-by-word, then
+to character-by-character conversion.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+
+import opencc
+import rjieba
+
+_HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
+# Code points whose NFKC form or lower case is worth a table entry: the BMP and the
+# CJK Compatibility Ideographs Supplement.
+_TABLE_RANGES = (range(0x10000), range(0x2F800, 0x2FA20))
+# Ideographs that OpenCC may convert one by one.
+_IDEOGRAPHS = (range(0x3400, 0x4DC0), range(0x4E00, 0xA000), range(0xF900, 0xFB00))
+
+_lock = threading.Lock()
+
+
+@functools.cache
+def _converter(config: str) -> opencc.OpenCC:
+    return opencc.OpenCC(config)
+
+
+def _convert(config: str, text: str) -> str:
+    # One converter per process is shared by threads; OpenCC's C++ object keeps no
+    # per-call state, but its Python wrapper's creation is not guarded.
+    with _lock:
+        conv = _converter(config)
+    return conv.convert(text)
+
+
+def _width_and_case(ch: str) -> str:
+    folded = unicodedata.normalize("NFKC", ch)
+    if len(folded) != 1:
+        return ch
+    lower = folded.lower()
+    return lower if len(lower) == 1 else folded
+
+
+@functools.cache
+def _tables() -> tuple[dict[int, str], dict[int, str]]:
+    """(the whole folding table, its traditional → simplified part alone)."""
+    table: dict[int, str] = {}
+    for block in _TABLE_RANGES:
+        for cp in block:
+            ch = chr(cp)
+            if (folded := _width_and_case(ch)) != ch:
+                table[cp] = folded
+    chars = [chr(cp) for block in _IDEOGRAPHS for cp in block]
+    # Newlines keep OpenCC from reading neighbours as a phrase: this is the
+    # character table alone.
+    simplified = _convert("t2s", "\n".join(chars)).split("\n")
+    t2s: dict[int, str] = {}
+    for ch, simple in zip(chars, simplified):
+        base = table.get(ord(ch), ch)
+        if len(simple) == 1 and simple != base:
+            t2s[ord(ch)] = simple
+    table.update(t2s)
+    # Compatibility ideographs fold by NFKC first; their t2s target wins where both apply.
+    return table, t2s
+
+
+def _regional(run: str, by_char: str) -> str:
+    """Taiwan vocabulary and phrase-level conversion of one traditional Han run,
+    keeping its length; ``by_char`` is the run already folded character by character."""
+    phrase = _convert("tw2sp", run)
+    if len(phrase) == len(run):
+        return phrase
+    out, pos = [], 0
+    for word in rjieba.cut(run, hmm=True):
+        converted = _convert("tw2sp", word)
+        out.append(converted if len(converted) == len(word) else by_char[pos : pos + len(word)])
+        pos += len(word)
+    return "".join(out)
+
+
+def fold(text: str) -> str:
+    """``text`` folded for matching; ``len(fold(text)) == len(text)`` always."""
+    table, t2s = _tables()
+    folded = text.translate(table)
+    if text.translate(t2s) == text:
+        return folded  # no traditional character: the common case, one more pass only
+    parts: list[str] = []
+    pos = 0
+    for m in _HAN_RUN.finditer(text):
+        run = m.group()
+        if run.translate(t2s) == run:
+            continue
+        parts.append(folded[pos : m.start()])
+        parts.append(_regional(run, folded[m.start() : m.end()]))
+        pos = m.end()
+    parts.append(folded[pos:])
+    return "".join(parts)
+
+
+def initialise() -> None:
+    """Build the tables now (about a tenth of a second) rather than on first use."""
+    _tables()
+
+
+@functools.cache
+def _reverse() -> dict[str, str]:
+    table, _ = _tables()
+    out: dict[str, list[str]] = {}
+    for cp, folded in table.items():
+        out.setdefault(folded, [folded]).append(chr(cp))
+    return {folded: "".join(dict.fromkeys(chars)) for folded, chars in out.items()}
+
+
+def variants(ch: str) -> str:
+    """Every character that folds to the folded character ``ch``, itself included, so
+    that a pattern can find folded query text in the original page text (軟 for 软)."""
+    return _reverse().get(ch, ch)
+
+
+def regional_forms(folded: str) -> tuple[str, ...]:
+    """Traditional spellings of folded text that character variants miss because the
+    word differs (软件 → 軟體 in Taiwan), for highlighting; () when there are none."""
+    if not _HAN_RUN.search(folded):
+        return ()
+    forms = {_convert(config, folded) for config in ("s2twp", "s2hk")}
+    return tuple(sorted(f for f in forms if len(f) == len(folded) and f.translate(_tables()[0]) != folded))

@@ -1,0 +1,35 @@
+"""Character bigrams: a second index of Han text that does not depend on segmentation.
+
+A segmenter splits a sentence by its context, so a fragment copied from a page may
+segment differently from the page (折号替换… against 破折号 / 替换 …) and then share
+no words with it. Overlapping bigrams (破折, 折号, 号替, …) are the same wherever the
+fragment is cut, so a phrase query over them finds every page that holds the exact
+string. This is what Lucene's CJK bigram filter does: a Han run of one character is
+its own unigram, and non-Han words pass through as whole tokens, so a quoted phrase
+can mix scripts ("apt-get 安装").
+"""
+
+from __future__ import annotations
+
+from services.common.analysis.fold import fold
+from services.common.analysis.words import MAX_TOKEN_CHARS, RUNS
+
+
+def grams_of_folded(text: str) -> list[str]:
+    """The bigram stream of already folded text, in order."""
+    out: list[str] = []
+    for m in RUNS.finditer(text):
+        run = m.group()
+        if m.lastgroup == "han":
+            if len(run) == 1:
+                out.append(run)
+            else:
+                out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        elif len(run) <= MAX_TOKEN_CHARS:
+            out.append(run.casefold())
+    return out
+
+
+def grams(text: str) -> list[str]:
+    """The bigram stream of ``text``: 安装软件 → 安装 装软 软件."""
+    return grams_of_folded(fold(text))

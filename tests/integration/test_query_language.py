@@ -1,0 +1,127 @@
+"""The query language and exact matching, on both index backends.
+
+Every check runs through the search service against a real tantivy index and a real
+Elasticsearch-API server holding the same pages (tests/search_pages.py), so an
+operator or a matching rule that one backend honours alone fails here.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.api.search_service import BadQuery, SearchService
+from services.api.suggest_service import SuggestService
+from services.common.analysis import fold
+from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
+from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.common.settings import Settings
+from services.indexer.document_builder import build_document
+from tests.search_pages import page_events, url
+from tests.servers.es_server import drop_alias
+
+CFG = Settings()
+BLOG, WIKI, TW = "blog.example.com.cn", "wiki.example.cn", "tw.example.com.tw"
+
+
+@pytest.fixture(scope="module", params=["tantivy", pytest.param("elasticsearch", marks=pytest.mark.integration)])
+def service(request: pytest.FixtureRequest) -> Iterator[SearchService]:
+    docs = [build_document(e) for e in page_events()]
+    with tempfile.TemporaryDirectory() as tmp:
+        if request.param == "elasticsearch":
+            alias = f"tansuo-test-{uuid.uuid4().hex[:12]}"
+            es_url, client = request.getfixturevalue("es_url"), request.getfixturevalue("es_client")
+            request.addfinalizer(lambda: drop_alias(client, alias))
+            index = ElasticsearchSearchIndex.from_url(es_url.replace("http://", "elasticsearch://", 1) + "/" + alias, CFG)
+        else:
+            index = TantivySearchIndex(Path(tmp) / "index", CFG)
+        index.upsert(docs)
+        index.commit()
+        yield SearchService(CFG, index)
+        index.close()
+
+
+def _urls(service: SearchService, q: str, size: int = 50) -> list[str]:
+    return [r["url"] for r in service.search(q, size=size)["results"]]
+
+
+def test_a_fragment_cut_across_words_finds_its_page_first(service: SearchService) -> None:
+    # The page segments 破折号 / 替换 / … / 减号; the fragment segments 折号 / … / 减.
+    assert _urls(service, "折号替换一个或两个减")[0] == url(1, "/typography")
+    assert _urls(service, '"折号替换一个或两个减"') == [url(1, "/typography")]
+
+
+def test_a_quoted_phrase_must_occur_verbatim(service: SearchService) -> None:
+    found = _urls(service, '"装镜像"')
+    assert found == [url(0, "/install")]  # 下载安装镜像: no page holds 装镜像 split into words
+    assert _urls(service, '"镜像安装"') == []
+    assert _urls(service, '"apt-get install"') == [url(0, "/apt")]
+
+
+def test_excluded_words_and_phrases_leave_their_pages_out(service: SearchService) -> None:
+    with_debian = set(_urls(service, "安装"))
+    without = set(_urls(service, "安装 -Debian"))
+    assert without and without < with_debian
+    for r in service.search("安装 -Debian", size=50)["results"]:
+        assert "debian" not in (r["title"] + r["snippet"]).lower()
+    assert url(0, "/network") not in _urls(service, '网络 -"无线网络"')
+
+
+def test_site_terms_in_the_query_are_ored_and_minus_site_excludes(service: SearchService) -> None:
+    hosts = {r["site"] for r in service.search(f"安装 site:{BLOG} site:{WIKI}", size=50)["results"]}
+    assert hosts == {BLOG, WIKI}
+    assert WIKI not in {r["site"] for r in service.search(f"网络 -site:{WIKI}", size=50)["results"]}
+    assert set(_urls(service, f"site:{TW}")) == {url(3, "/software"), url(3, "/network")}
+
+
+def test_or_takes_either_word(service: SearchService) -> None:
+    found = set(_urls(service, "rsync OR nftables"))
+    assert {url(0, "/backup"), url(0, "/firewall")} <= found
+    assert service.search("rsync OR nftables")["matched_all"] is True
+    # Without OR both are wanted; no page has both, so the answer says it fell back.
+    assert service.search("rsync nftables")["matched_all"] is False
+
+
+def test_traditional_and_simplified_find_each_other_both_ways(service: SearchService) -> None:
+    assert _urls(service, "软件套件")[0] == url(3, "/software")  # simplified query, Taiwan page
+    assert url(0, "/network") in _urls(service, "有線網路")  # Taiwan query, simplified page (有线网络)
+    assert url(3, "/network") in _urls(service, "网络设置")
+
+
+def test_highlighting_marks_the_page_in_its_own_script(service: SearchService) -> None:
+    (first, *_) = service.search("软件套件", size=1)["results"]
+    assert "<em>軟體</em>" in first["title_html"] and "<em>套件</em>" in first["title_html"]
+    assert "软" not in first["title_html"] + first["snippet"]  # folded text is never shown
+
+
+@pytest.mark.parametrize("q", ['"', '""', "-", "OR", "？！", '"。"'])
+def test_odd_queries_get_an_answer_or_a_clear_error_never_a_crash(service: SearchService, q: str) -> None:
+    try:
+        out = service.search(q)
+    except BadQuery as exc:
+        assert str(exc)
+    else:
+        assert out["total"] >= 0
+
+
+@pytest.fixture(scope="module")
+def suggest(service: SearchService) -> SuggestService:
+    return SuggestService(service._index)  # the same index, whichever backend
+
+
+def test_suggestions_complete_titles_and_headings_from_a_partial_word(suggest: SuggestService) -> None:
+    assert "SSH 远程登录" in suggest.suggest("SSH 远")
+    assert "SSH 远程登录" in suggest.suggest("ss")  # an unfinished Latin word
+    assert "禁止密码登录" in suggest.suggest("禁止密")  # a heading
+    assert "軟體套件管理" in suggest.suggest("软件套")  # simplified typing, Taiwan title, shown as written
+
+
+def test_suggestions_put_what_starts_with_the_typed_text_first(suggest: SuggestService) -> None:
+    found = suggest.suggest("网络")
+    assert found and all(fold(t).startswith("网络") for t in found[:2])  # 網路設定 starts so too
+    assert len(found) <= 8
+    assert suggest.suggest("") == [] and suggest.suggest("，。") == []

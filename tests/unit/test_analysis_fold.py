@@ -1,0 +1,92 @@
+"""Folding and bigrams: traditional and simplified, full- and half-width text find
+each other, and every offset stays an offset of the original text."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.common.analysis import analyze, fold, grams, segment, tokenize_with_offsets
+from services.common.analysis.fold import regional_forms, variants
+
+_TEXT = st.text(
+    st.one_of(
+        st.characters(min_codepoint=0x3400, max_codepoint=0x9FFF),
+        st.sampled_from(list("設置頁面格式軟體記憶體滑鼠國立臺灣大學圖書館乾隆著名於後")),
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E),
+        st.characters(min_codepoint=0xF900, max_codepoint=0xFAFF),
+        st.characters(min_codepoint=0x00C0, max_codepoint=0x024F),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT)
+def test_folding_keeps_the_length_and_is_idempotent(text: str) -> None:
+    folded = fold(text)
+    assert len(folded) == len(text)
+    assert fold(folded) == folded
+
+
+def test_traditional_folds_to_simplified_with_taiwan_vocabulary() -> None:
+    assert fold("設置頁面格式") == "设置页面格式"
+    assert fold("國立臺灣大學圖書館") == "国立台湾大学图书馆"
+    assert fold("安裝軟體") == "安装软件"  # 軟體 is Taiwan's word for 软件, not 软体
+    assert fold("軟體與滑鼠") == "软件与鼠标"
+    assert fold("滑鼠") == "滑鼠"  # no traditional character: simplified text is never rewritten
+
+
+def test_a_conversion_that_changes_length_falls_back_to_characters() -> None:
+    # 記憶體 is 内存 in the mainland: three characters become two, which would move
+    # every later offset; the run is folded character by character instead.
+    assert fold("記憶體不足") == "记忆体不足"
+
+
+def test_simplified_text_is_left_as_it_is() -> None:
+    text = "乾隆年间著名的后面于是"
+    assert fold(text) == text
+
+
+def test_width_and_case_fold_but_never_change_the_length() -> None:
+    assert fold("ＡＰＴ-Ｇｅｔ　１２３") == "apt-get 123"
+    assert fold("Straße") == "straße"  # ß → ss would change the length
+
+
+def test_traditional_and_simplified_text_segment_to_the_same_words() -> None:
+    assert segment("設置頁面格式") == segment("设置页面格式")
+    assert segment("使用ＡＰＴ安裝軟體") == segment("使用apt安装软件")
+
+
+def test_offsets_point_into_the_original_script() -> None:
+    text = "請安裝軟體"
+    spans = tokenize_with_offsets(text)
+    assert [(t, text[s:e]) for t, s, e in spans] == [("请", "請"), ("安装", "安裝"), ("软件", "軟體")]
+
+
+def test_bigrams_overlap_and_a_lone_han_character_is_a_unigram() -> None:
+    assert grams("破折号替换") == ["破折", "折号", "号替", "替换"]
+    assert grams("用 apt-get 装") == ["用", "apt-get", "装"]
+    assert grams("Debian，軟體。") == ["debian", "软件"]
+
+
+def test_bigrams_do_not_depend_on_where_a_fragment_was_cut() -> None:
+    page = grams("用破折号替换一个或两个减号。")
+    fragment = grams("折号替换一个或两个减")
+    n = len(fragment)
+    assert any(page[i : i + n] == fragment for i in range(len(page) - n + 1))
+
+
+def test_analyze_gives_words_subwords_and_grams_of_the_folded_text() -> None:
+    a = analyze("中華人民共和國")
+    assert a.words == ["中华人民共和国"]
+    assert "人民" in a.subwords
+    assert a.grams[:2] == ["中华", "华人"]
+
+
+def test_highlighting_variants_cover_every_form_that_folds_alike() -> None:
+    assert "軟" in variants("软") and "软" in variants("软")
+    assert "Ａ" in variants("a") and "A" in variants("a")
+    assert "軟體" in regional_forms("软件")
+    assert regional_forms("apt") == ()
