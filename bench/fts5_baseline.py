@@ -55,7 +55,7 @@ def segmented(event: PageEvent) -> Fts5Row:
     headings, headings_extra = segment_with_subwords("\n".join(h for h in event.headings if h))
     body, body_extra = segment_with_subwords(event.body)
     return Fts5Row(
-        rowid=_rowid(event.url),
+        rowid=rowid_of(event.url),
         url=event.url,
         title=event.title,
         title_tokens=" ".join(title),
@@ -65,7 +65,7 @@ def segmented(event: PageEvent) -> Fts5Row:
     )
 
 
-def _rowid(url: str) -> int:
+def rowid_of(url: str) -> int:
     # A stable id per URL makes an upsert a delete and an insert by rowid, as tantivy
     # deletes by the url term; an UNINDEXED url column could only be found by a scan.
     return int(hashlib.sha1(url.encode("utf-8")).hexdigest()[:15], 16)

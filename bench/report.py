@@ -12,6 +12,7 @@ from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
 from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
+from bench.scale_search import ScaleResults
 from bench.search_bench import SearchComparison
 
 
@@ -27,6 +28,7 @@ class BenchResults:
     index: IndexComparison
     search: SearchComparison
     frontier: FrontierResults | None = None
+    scale: ScaleResults | None = None
 
 
 HEADER = """\
@@ -95,9 +97,29 @@ and docs/s, and *slower* for latencies.
 def render(results: BenchResults) -> str:
     parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results),
              _index(results.index), _search(results.search)]
+    if results.scale is not None:
+        parts.append(scale(results.scale))
     if results.frontier is not None:
         parts.append(render_frontier(results.frontier))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def splice_section(path: Path, section: str) -> None:
+    """Replace the section with ``section``'s heading in the report at ``path`` (or add
+    it after section 3), leaving the rest of the report as it was measured."""
+    text = path.read_text(encoding="utf-8")
+    heading = section.split("\n", 1)[0].split(":")[0]
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith(heading)), None)
+    if start is None:
+        start = next(i for i, line in enumerate(lines) if line.startswith("### Frontier"))
+        end = start
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("### ")), len(lines))
+    new = lines[:start] + section.rstrip("\n").split("\n") + [""] + lines[end:]
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(new), encoding="utf-8")
+    tmp.replace(path)
 
 
 def write(path: Path, results: BenchResults) -> None:
@@ -292,6 +314,32 @@ def _search(s: SearchComparison) -> str:
         + _table(("Query", "Count", "Tansuo p50", "FTS5 p50", "Tansuo p99", "FTS5 p99"), kind_rows)
         + "\nTansuo's time includes work the baseline skips: its phrase boost, the PageRank rescoring window "
         "(`TANSUO_SEARCH_RESCORE_WINDOW`, 500 hits) and snippets cut from the raw text rather than from tokens.\n"
+    )
+
+
+def scale(r: ScaleResults) -> str:
+    """Section 3b: search on a large index, with and without the bigram fields."""
+    mib = 1024 * 1024
+    rows = []
+    for label, stats, size in (
+        ("Tansuo, words + bigrams", r.with_grams.tansuo, r.bytes_with_grams),
+        ("Tansuo, words only (bigram fields empty, weights 0)", r.without_grams.tansuo, r.bytes_without_grams),
+        ("SQLite FTS5, same word tokens", r.with_grams.fts5, r.bytes_fts5),
+    ):
+        rows.append((label, f"**{stats.p50:.2f}**", f"**{stats.p99:.2f}**", f"{stats.mean:.2f}",
+                     f"{stats.with_results}/{r.with_grams.queries}", f"{size / mib:,.0f}"))
+    base = r.without_grams.tansuo
+    p99_cost = r.with_grams.tansuo.p99 / base.p99 if base.p99 else 0.0
+    size_cost = r.bytes_with_grams / r.bytes_without_grams if r.bytes_without_grams else 0.0
+    return (
+        f"### 3b. Search at scale: {r.docs:,} documents, and what the bigram fields cost\n\n"
+        f"{r.with_grams.queries} queries (the same as in 3), size 10, page 1, each engine in turn. The documents "
+        "are the demo site's pages and their copies written again under other host names "
+        "(`bench/scale_search.py`).\n\n"
+        + _table(("Index", "p50 ms", "p99 ms", "Mean ms", "Queries with results", "Size on disk, MiB"), rows)
+        + f"\nThe bigram fields cost **{size_cost:.2f}×** the index size and **{p99_cost:.2f}×** the p99 "
+        "latency of the words-only index on the same documents; FTS5 runs the query model of before "
+        "(all words, then any word).\n"
     )
 
 

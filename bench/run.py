@@ -21,6 +21,7 @@ from bench.frontier_bench import naive_schedule_rate, seen_set_cost, tansuo_sche
 from bench.frontier_report import FrontierResults
 from bench.index_bench import run_index_bench
 from bench.partition_spread import run as partition_spread
+from bench.scale_search import run_scale_bench
 from bench.search_bench import draw_queries, run_search_bench
 from services.cli.demo_site import build_demo_site, default_cache
 
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or (None if args.quick else REPO / "docs" / "benchmarks.md")
     rounds, copies, queries = (1, 2, 200) if args.quick else (3, 8, 1000)
+    scale_docs = 5_000 if args.quick else 100_000
 
     # The in-process index and search benchmarks read Settings from the environment
     # too; the crawl subprocesses get their variables from crawl_bench alone.
@@ -89,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         index = run_index_bench(repeated(corpus, copies), Path(work), rounds, _log)
         _log("3/4 search")
         search = run_search_bench(index.tansuo_data_dir, index.fts5_path, draw_queries(corpus, queries), _log)
+        _log(f"3b search at scale ({scale_docs} documents)")
+        scale = run_scale_bench(repeated(corpus, copies), scale_docs, draw_queries(corpus, queries), Path(work) / "scale", _log)
 
     _log("4/4 frontier (scheduling rate, seen-set cost, partition spread)")
     frontier = run_frontier_benches(quick=args.quick)
@@ -103,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         crawl=conditions,
         index=index,
         search=search,
+        scale=scale,
         frontier=frontier,
     )
     if out is None:

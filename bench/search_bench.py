@@ -121,8 +121,8 @@ def draw_queries(pages: Sequence[PageEvent], n: int, seed: int = SEED) -> list[Q
 
 
 def run_search_bench(tansuo_data_dir: Path, fts5_path: Path, queries: Sequence[Query],
-                     log: Callable[[str], None] = print) -> SearchComparison:
-    cfg = Settings(data_dir=tansuo_data_dir)
+                     log: Callable[[str], None] = print, overrides: dict[str, Any] | None = None) -> SearchComparison:
+    cfg = Settings(data_dir=tansuo_data_dir, **(overrides or {}))
     # Read-only, as `tansuo serve` opens it: it also checks for new commits per query.
     index = build_search_index(cfg, read_only=True)
     service = SearchService(cfg, index)

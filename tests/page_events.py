@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from services.common.analysis import document_grams
 from services.common.model import IndexDoc, PageEvent
 
 
@@ -55,13 +56,17 @@ def index_doc(
     site: str = "",
 ) -> IndexDoc:
     """An already segmented document: the words of each text are its space-separated
-    tokens, so a contract test controls term statistics exactly without jieba."""
+    tokens, so a contract test controls term statistics exactly without jieba. Its
+    bigram fields are the display text's, as the indexer would make them."""
+    title_grams, body_grams = document_grams(title.replace(" ", ""), headings.replace(" ", ""), body.replace(" ", ""))
     return IndexDoc(
         url=url,
         site=site or urlsplit(url).netloc,
         title=title.replace(" ", ""),
         headings=headings.replace(" ", ""),
         body=body.replace(" ", ""),
+        title_grams=" ".join(title_grams),
+        body_grams=" ".join(body_grams),
         content_hash=content_hash or hashlib.sha1(f"{url}{title}{body}".encode()).hexdigest(),
         title_tokens=title.lower(),
         headings_tokens=headings.lower(),

@@ -349,3 +349,20 @@ def test_near_duplicates_finds_documents_sharing_a_band_with_their_signatures(in
     assert "http://a.cn/2" not in found
     assert index.near_duplicates(()) == []
     assert index.get("http://a.cn/1").minhash == sig
+
+
+def test_bigram_fields_survive_a_rewrite_of_the_link_fields(index: SearchIndex) -> None:
+    # tantivy does not store bigrams; a rewrite must rebuild them from the stored text.
+    from services.common.analysis import grams
+    from services.indexer.document_builder import build_document
+    from tests.page_events import page_event
+
+    index.upsert([build_document(page_event(A, "排版", "可以用破折号替换一个或两个减号。", ["標題"]))])
+    index.commit()
+    index.set_link_fields({A: LinkFields(pagerank=0.5, rank=2.0, anchors="锚", anchors_tokens="锚")})
+    index.commit()
+    for text, field in (("折号替换", "body_grams"), ("标题", "body_grams"), ("排版", "title_grams")):
+        query = SearchQuery(tree=Phrase(field, tuple(grams(text))))
+        assert [h.url for h in index.search(query).hits] == [A], text
+    stored = index.get(A)
+    assert stored is not None and stored.body_grams.split()[:2] == ["标题", "可以"]

@@ -26,6 +26,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.analysis import document_grams
 from services.common.model import (
     DISPLAY_FIELDS,
     IndexDoc,
@@ -41,9 +42,9 @@ from services.common import minhash
 
 log = logging.getLogger(__name__)
 
+_GRAM_FIELDS = ("title_grams", "body_grams")
 _TOKEN_FIELDS = (
-    "title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "subword_tokens",
-    "title_grams", "body_grams",
+    "title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "subword_tokens", *_GRAM_FIELDS,
 )  # fmt: skip
 # The indexer and the ranker each write a few times a second at most: one
 # indexing thread keeps the second core free for crawling, and 64 MB of heap
@@ -66,7 +67,10 @@ def _schema() -> tantivy.Schema:
     for name in _TOKEN_FIELDS:
         # Phrase queries need positions; the sub-word field only ever gets term queries.
         option = "freq" if name == "subword_tokens" else "position"
-        sb.add_text_field(name, stored=True, tokenizer_name="whitespace", index_option=option)
+        # Bigrams are not stored: three times the text, read back only to rewrite a
+        # document, where _with_grams rebuilds them from the stored text instead.
+        stored = name not in _GRAM_FIELDS
+        sb.add_text_field(name, stored=stored, tokenizer_name="whitespace", index_option=option)
     sb.add_text_field("content_hash", stored=True, tokenizer_name="raw")
     sb.add_bytes_field("minhash", stored=True, indexed=False)
     sb.add_text_field("minhash_bands", stored=False, tokenizer_name="raw")
@@ -108,6 +112,14 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
         return 0.0 if value is None else float(value)
 
     return index_doc_from(text, raw, number, minhash.unpack(bytes(doc.get_first("minhash") or b"")))
+
+
+def _with_grams(doc: IndexDoc) -> IndexDoc:
+    """A stored document with its bigram fields, which the index does not store."""
+    if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
+        return doc
+    title_grams, body_grams = document_grams(doc.title, doc.headings, doc.body)
+    return dataclasses.replace(doc, title_grams=" ".join(title_grams), body_grams=" ".join(body_grams))
 
 
 def _has_link_fields(doc: IndexDoc) -> bool:
@@ -215,7 +227,7 @@ class TantivySearchIndex:
     def _committed(self, url: str) -> IndexDoc | None:
         searcher = self._searcher()
         hits = searcher.search(self._term("url", url), limit=1).hits
-        return _from_tantivy(searcher.doc(hits[0][1])) if hits else None
+        return _with_grams(_from_tantivy(searcher.doc(hits[0][1]))) if hits else None
 
     def get(self, url: str) -> IndexDoc | None:
         """The committed document with this URL."""

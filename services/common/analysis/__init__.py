@@ -28,6 +28,7 @@ __all__ = [
     "MAX_TOKEN_CHARS",
     "Analysis",
     "analyze",
+    "document_grams",
     "fold",
     "grams",
     "initialise",
@@ -45,6 +46,12 @@ class Analysis:
     words: list[str]
     subwords: list[str]
     grams: list[str]
+
+
+def document_grams(title: str, headings: str, body: str) -> tuple[list[str], list[str]]:
+    """The bigram fields of a document: (title, headings then body). An index that does
+    not store them rebuilds them with this, exactly as the indexer built them."""
+    return grams(title), grams(headings) + grams(body)
 
 
 def analyze(text: str) -> Analysis:
