@@ -54,6 +54,8 @@ PAGES = [
     # Traditional script with Taiwan wording (軟體 for 软件, 網路 for 网络).
     (3, "/software", "軟體套件管理", ["安裝軟體"], "在 Debian 中使用 apt 安裝軟體套件。設定檔位於 /etc/apt 目錄，更新套件清單請執行 apt update。"),
     (3, "/network", "網路設定", ["無線網路"], "本文說明如何設定有線與無線網路，以及如何檢查網路連線是否正常。"),
+    # A tag cloud that holds every word of many questions and answers none.
+    (2, "/tags", "标签", ["标签云"], "标签：Debian rsync 数据 备份 远程 硬盘 网络 安装 内核 防火墙 输入法"),
     # A sentence whose words a fragment of it does not share (破折号 / 减号).
     (1, "/typography", "排版规则", ["标点"], "在纯文本中，可以用破折号替换一个或两个减号，让排版更清楚。"),
 ]

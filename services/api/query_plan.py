@@ -7,7 +7,12 @@ The query model, in one place (docs/ranking.md has the figures behind it):
   as a phrase (a page that segments the word differently still matches, at the lower
   gram weight). Stop words are not required; a single Han character between other words
   is not required either (it carries little meaning alone, and it stays in the phrase
-  boosts below), unless the query has nothing else.
+  boosts below), unless the query has nothing else. Question words and particles
+  (怎么, 如何, 吗) are never required and weigh little. Repeated words count once.
+- Soft conjunction: up to ``search_all_words_up_to`` clauses are all required (if no
+  page has them all, any one will do, and ``matched_all`` says so); a longer query
+  requires a share of them, and BM25's sum ranks the pages that hold more of the
+  query's weight first.
 - A quoted phrase is one clause: its bigrams as a phrase in title or body. Exact,
   whatever the segmenter does.
 - ``a OR b``: a clause any of whose alternatives will do.
@@ -18,12 +23,13 @@ The query model, in one place (docs/ranking.md has the figures behind it):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.api.query_syntax import ParsedQuery, Part
+from services.api.query_syntax import ParsedQuery
 from services.common.analysis import grams, segment
-from services.common.analysis.stop_words import STOP_WORDS
+from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.query_tree import Bool, Node, Phrase, Term
 from services.common.settings import Settings
 
@@ -58,14 +64,14 @@ class QueryPlanner:
             minimum_should_match=1,
         )
 
-    def word(self, word: str) -> Node:
+    def word(self, word: str, weight: float = 1.0) -> Node:
         """One query word in every word field, or its bigrams when the page split it otherwise."""
         cfg = self._cfg
         should: list[Node] = [Term(f, word, b) for f, b in cfg.search_field_boosts]
         word_grams = grams(word)
         if _is_han(word) and len(word) >= 2 and cfg.search_gram_boost > 0:
             should.append(self._grams_phrase(word_grams, cfg.search_gram_boost, cfg.search_gram_boost))
-        return Bool(should=tuple(should), minimum_should_match=1)
+        return Bool(should=tuple(should), minimum_should_match=1, boost=weight)
 
     def exact(self, text: str) -> Node | None:
         """A quoted phrase: its bigrams, consecutive, in title or body."""
@@ -76,48 +82,60 @@ class QueryPlanner:
 
     # --- clauses
 
-    def _free_text(self, text: str, keep_stop_words: bool) -> tuple[list[Node], list[Node], list[str]]:
-        """(required word clauses, optional ones, the words) of one run of free text."""
+    def _free_text(self, text: str, keep_stop_words: bool) -> tuple[list[Node], list[Node], list[str], list[str]]:
+        """(required word clauses, optional ones, question words, all words) of one run
+        of free text."""
         words = list(dict.fromkeys(segment(text)))
         required: list[Node] = []
         optional: list[Node] = []
+        question: list[str] = []
         for w in words:
             if w in STOP_WORDS and not keep_stop_words:
                 continue
-            single_han = len(w) == 1 and _is_han(w)
-            (optional if single_han else required).append(self.word(w))
-        if not required:
-            required, optional = optional, []
-        return required, optional, words
-
-    def _part(self, part: Part, keep_stop_words: bool) -> tuple[Node | None, list[Node], list[str]]:
-        if part.quoted:
-            return self.exact(part.text), [], segment(part.text)
-        required, optional, words = self._free_text(part.text, keep_stop_words)
-        if not required:
-            return None, optional, words
-        node = required[0] if len(required) == 1 else Bool(must=tuple(required))
-        return node, optional, words
+            if w in QUESTION_WORDS:
+                question.append(w)
+            elif len(w) == 1 and _is_han(w):
+                optional.append(self.word(w))
+            else:
+                required.append(self.word(w))
+        return required, optional, question, words
 
     def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
         """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
         keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in segment(p.text))
         clauses: list[Node] = []
         optional: list[Node] = []
+        question: list[str] = []
         highlight: list[str] = []
         for group in parsed.groups:
             alternatives = []
             for part in group:
-                node, extra, words = self._part(part, keep_stop_words)
-                highlight.extend(words)
-                optional.extend(extra)
+                if part.quoted:
+                    node = self.exact(part.text)
+                    highlight.extend(segment(part.text))
+                else:
+                    required, extra, asked, words = self._free_text(part.text, keep_stop_words)
+                    highlight.extend(words)
+                    optional.extend(extra)
+                    question.extend(asked)
+                    node = None if not required else required[0] if len(required) == 1 else Bool(must=tuple(required))
                 if node is not None:
                     alternatives.append(node)
             if len(alternatives) == 1:
                 clauses.append(alternatives[0])
             elif alternatives:
                 clauses.append(Bool(should=tuple(alternatives), minimum_should_match=1))
-        minimum = 1 if any_clause and clauses else len(clauses)
+        # What is wanted when the query has nothing better: single characters, then
+        # question words (为什么 alone is what the user asks for).
+        question = list(dict.fromkeys(question))
+        if not clauses:
+            clauses, optional = optional, []
+        if not clauses:
+            clauses, question = [self.word(w) for w in question], []
+        weight = self._cfg.search_question_word_weight
+        if weight > 0:
+            optional.extend(self.word(w, weight) for w in question)
+        minimum = 1 if any_clause and clauses else self.minimum(len(clauses))
         # The wanted clauses sit in a must of their own, so that the score-only clauses
         # beside them can never count towards the minimum.
         wanted = (Bool(should=tuple(clauses), minimum_should_match=minimum),) if clauses else ()
@@ -128,6 +146,14 @@ class QueryPlanner:
             filter=tuple(self._site_filter(parsed)),
         )
         return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum)
+
+    def minimum(self, clauses: int) -> int:
+        """How many wanted clauses a page must hold: all of a short query's, a share of
+        a long one's (soft conjunction)."""
+        cfg = self._cfg
+        if clauses <= cfg.search_all_words_up_to:
+            return clauses
+        return max(cfg.search_all_words_up_to, math.ceil(clauses * cfg.search_long_query_share))
 
     # --- score-only and filtering clauses
 

@@ -125,3 +125,24 @@ def test_suggestions_put_what_starts_with_the_typed_text_first(suggest: SuggestS
     assert found and all(fold(t).startswith("网络") for t in found[:2])  # 網路設定 starts so too
     assert len(found) <= 8
     assert suggest.suggest("") == [] and suggest.suggest("，。") == []
+
+
+def test_a_long_question_finds_the_answer_that_lacks_one_of_its_words(service: SearchService) -> None:
+    # Five wanted words. Only the tag cloud holds all five; the backup pages hold all but
+    # Debian. Requiring every word would answer with the tag cloud alone.
+    out = service.search("Debian 怎么用 rsync 备份 到 远程 硬盘？", size=5)
+    found = [r["url"] for r in out["results"]]
+    assert {url(0, "/backup"), url(2, "/2024/backup")} <= set(found)
+    assert out["matched_all"] is False  # not every result holds every word, and it says so
+
+
+def test_question_words_are_not_required(service: SearchService) -> None:
+    assert _urls(service, "如何配置防火墙")[0] in {url(0, "/firewall"), url(2, "/2024/firewall")}
+    assert service.search("如何配置防火墙")["matched_all"] is True  # 如何 was never wanted
+    assert service.search("为什么")["total"] == 0  # only question words: searched for, none here
+
+
+def test_short_queries_keep_every_word_required(service: SearchService) -> None:
+    # Two pages hold both words; /ml/intro holds only 机器学习 and stays out.
+    assert set(_urls(service, "机器学习 神经网络")) == {url(1, "/ml/deep"), url(2, "/2024/ml-notes")}
+    assert service.search("机器学习 神经网络")["matched_all"] is True
