@@ -4,7 +4,8 @@ For each page whose title no other page shares:
 
 - ``title``: the title verbatim, as someone who saw the page would type it.
 - ``title-words``: 2 or 3 of the title's rarest words (fewest documents hold them),
-  shuffled, space-separated: a half-remembered title.
+  shuffled, space-separated: a half-remembered title. Left out when another page's
+  title yields the same words.
 - ``body-quote``: 10 consecutive Han characters of its body that occur on no other
   page (title, headings or body): a pasted sentence fragment, which only that page can
   answer.
@@ -39,13 +40,18 @@ def generate(docs: Sequence[CorpusDoc], seed: int = 1, max_pages: int = 0) -> li
     if max_pages and len(pages) > max_pages:
         pages = sorted(rng.sample(pages, max_pages), key=lambda d: d.url)
     df = document_frequency(docs)
-    out = [Judgment("title", " ".join(d.title.split()), (d.url,)) for d in pages]
-    for d in pages:
-        words = _title_words(d, df, rng)
-        if words:
-            out.append(Judgment("title-words", words, (d.url,)))
+    out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in pages]
+    out.extend(_title_word_queries(pages, df, rng))
     out.extend(_body_quotes(docs, pages, rng))
     return out
+
+
+def _title_word_queries(pages: Sequence[CorpusDoc], df: dict[str, int], rng: random.Random) -> list[Judgment]:
+    """One per page; a word set that two pages' titles both yield names neither page,
+    so it is left out for both."""
+    chosen = [(d, _title_words(d, df, rng)) for d in pages]
+    uses = Counter(frozenset(words.split()) for _, words in chosen)  # the order is shuffled
+    return [Judgment("title-words", w, (d.url,)) for d, w in chosen if w and uses[frozenset(w.split())] == 1]
 
 
 def _norm_title(title: str) -> str:
