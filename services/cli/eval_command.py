@@ -110,8 +110,8 @@ def _evaluate(cfg: Settings, args: argparse.Namespace) -> int:
 
     if args.judgments is None:
         raise CommandError("give a judgments file (or --generate OUT.tsv to write one); see tansuo eval --help")
-    judgments = read_judgments(args.judgments, base_url=args.base_url)
     index = _open_index(cfg, args, needed=not args.url)
+    judgments = read_judgments(args.judgments, base_url=args.base_url)
     rankers = {"tansuo": targets.over_http(args.url) if args.url else targets.in_process(cfg, index)}
     if index is not None and not args.no_baselines:
         from services.api.evaluation.baselines import BaselineRankers
