@@ -33,14 +33,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("judgments", nargs="?", type=Path, metavar="JUDGMENTS.tsv", help="judged queries to run")
-    p.add_argument("--data", type=Path, help="data directory of an embedded index (searched in-process)")
-    p.add_argument("--url", default="", help="base URL of a running Tansuo API to search instead, e.g. http://127.0.0.1:8080")
-    p.add_argument("--base-url", default="", help="resolves site-relative URLs in the judgments")
+    p.add_argument("--data", type=Path, metavar="DIR", help="data directory of an embedded index (searched in-process)")
+    p.add_argument("--url", default="", metavar="URL", help="base URL of a running Tansuo API to search instead, e.g. http://127.0.0.1:8080")
+    p.add_argument("--base-url", default="", metavar="URL", help="resolves site-relative URLs in the judgments")
     p.add_argument("--no-baselines", action="store_true", help="run Tansuo only")
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     p.add_argument("--misses", type=Path, metavar="FILE", help="write Tansuo's misses (relevant URL not first) as TSV")
     p.add_argument("--generate", type=Path, metavar="OUT.tsv",
-                   help="write a known-item query set (title, title-words, body-quote) for the index and stop")
+                   help="write a known-item query set (title, title-words, body-quote) for the index and stop; - = stdout")
     p.add_argument("--seed", type=int, default=1, help="random seed of --generate (default 1)")
     p.add_argument("--sample-pages", type=int, default=0, metavar="N", help="--generate: sample N pages (default: all)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
