@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from services.cli import commands, service_commands
+from services.cli import commands, eval_command, service_commands
 from services.common.json_logging import JsonFormatter
 from services.common.log_throttle import RepeatThrottle
 from services.common.settings import Settings
@@ -117,6 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-serve", action="store_true", help="stop after the crawl")
     demo.add_argument("--no-progress", action="store_true")
 
+    eval_command.add_parser(sub)
+
     for name, (_, summary) in SERVICE_COMMANDS.items():
         service = sub.add_parser(name, help=f"{summary}; backends from TANSUO_* variables")
         service.add_argument("--data", type=Path, help="data directory of the embedded backends (TANSUO_DATA_DIR)")
@@ -184,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": commands.demo,
         "frontier": commands.frontier,
         "seed": commands.seed,
+        "eval": eval_command.run,
         **{name: handler for name, (handler, _) in SERVICE_COMMANDS.items()},
     }
     try:

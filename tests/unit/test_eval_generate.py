@@ -1,0 +1,92 @@
+"""`tansuo eval --generate`: three query types, uniqueness rules, determinism."""
+
+from __future__ import annotations
+
+from services.api.evaluation.corpus import CorpusDoc
+from services.api.evaluation.generate import generate
+from services.api.evaluation.tokens import tokenize
+
+
+def doc(url: str, title: str, body: str) -> CorpusDoc:
+    return CorpusDoc(url, title, f"{title}\n{body}", body, tuple(tokenize(title)), tuple(tokenize(body)), 1.0)
+
+
+SHARED = "这一句话在每个页面上都出现过一次而已"  # 17 Han characters on every page
+
+DOCS = [
+    doc("http://a.cn/1", "软件包管理工具 apt-get", f"{SHARED}。使用高级软件包工具可以自动解决依赖关系并下载安装"),
+    doc("http://a.cn/2", "防火墙配置与网络安全", f"{SHARED}。内核的包过滤功能由网络过滤框架提供给管理员使用"),
+    doc("http://a.cn/3", "同一个标题", f"{SHARED}。这个页面的标题与另一个页面完全一样所以会被跳过"),
+    doc("http://a.cn/4", "同一个标题", f"{SHARED}。第二个同名页面同样不能作为已知条目查询的答案"),
+    doc("http://a.cn/5", "English only page", "no Han characters here at all"),
+]
+
+
+def by_type(judgments):
+    out: dict[str, dict[str, str]] = {}
+    for j in judgments:
+        assert len(j.relevant) == 1
+        out.setdefault(j.qtype, {})[j.relevant[0]] = j.query
+    return out
+
+
+def test_titles_verbatim_only_for_unique_titles():
+    got = by_type(generate(DOCS, seed=3))
+    assert got["title"] == {
+        "http://a.cn/1": "软件包管理工具 apt-get",
+        "http://a.cn/2": "防火墙配置与网络安全",
+        "http://a.cn/5": "English only page",
+    }
+    pages = {url for queries in got.values() for url in queries}
+    assert "http://a.cn/3" not in pages and "http://a.cn/4" not in pages
+
+
+def test_title_words_are_two_or_three_of_the_title_words():
+    got = by_type(generate(DOCS, seed=3))["title-words"]
+    assert set(got) == {"http://a.cn/1", "http://a.cn/2", "http://a.cn/5"}
+    for url, query in got.items():
+        title_words = set(tokenize(next(d.title for d in DOCS if d.url == url)))
+        words = query.split()
+        assert 2 <= len(words) <= 3 and len(set(words)) == len(words)
+        assert set(words) <= title_words
+
+
+def test_title_words_prefer_the_rarest():
+    docs = [doc(f"http://a.cn/{i}", f"安装 指南 第{i}部分", "正文") for i in range(5)]
+    docs.append(doc("http://a.cn/x", "安装 指南 防火墙 内核", "正文"))
+    got = by_type(generate(docs, seed=1))["title-words"]
+    # 防火墙 and 内核 are on one page each; 安装 and 指南 on all six.
+    assert set(got["http://a.cn/x"].split()) >= {"防火墙", "内核"}
+
+
+def test_body_quotes_are_ten_han_characters_found_on_no_other_page():
+    judgments = generate(DOCS, seed=3)
+    quotes = by_type(judgments)["body-quote"]
+    assert set(quotes) == {"http://a.cn/1", "http://a.cn/2"}  # /5 has no Han body
+    for url, span in quotes.items():
+        assert len(span) == 10 and all("\u4e00" <= c <= "\u9fff" for c in span)
+        holders = [d.url for d in DOCS if span in d.text]
+        assert holders == [url]
+        assert span not in SHARED
+
+
+def test_a_page_with_only_shared_text_gets_no_body_quote():
+    docs = [doc("http://a.cn/1", "甲", SHARED), doc("http://a.cn/2", "乙", SHARED)]
+    assert "body-quote" not in by_type(generate(docs))
+
+
+def test_same_seed_same_set_other_seed_other_choices():
+    assert generate(DOCS, seed=7) == generate(DOCS, seed=7)
+    quotes = {s: by_type(generate(DOCS, seed=s))["body-quote"]["http://a.cn/1"] for s in range(20)}
+    assert len(set(quotes.values())) > 1
+
+
+def test_word_sets_shared_by_two_titles_are_left_out():
+    docs = [doc("http://a.cn/1", "内核 模块", "甲"), doc("http://a.cn/2", "模块 内核", "乙")]
+    assert "title-words" not in by_type(generate(docs))
+
+
+def test_sampling_keeps_that_many_pages():
+    docs = [doc(f"http://a.cn/{i}", f"页面{i} 标题", "正文") for i in range(30)]
+    got = by_type(generate(docs, seed=2, max_pages=10))
+    assert len(got["title"]) == 10
