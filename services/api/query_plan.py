@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.api.query_syntax import ParsedQuery
-from services.common.analysis import grams, segment
+from services.common.analysis import grams, segment, subwords
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.query_tree import Bool, Node, Phrase, Term
 from services.common.settings import Settings
@@ -50,6 +50,7 @@ class Plan:
     highlight: tuple[str, ...]  # folded words and phrases to mark in titles and snippets
     clauses: int  # wanted clauses; with ``minimum`` below it, matched_all is False
     minimum: int
+    widens: bool = False  # planning with any_clause would match more (more clauses, or sub-words)
 
 
 class QueryPlanner:
@@ -108,23 +109,29 @@ class QueryPlanner:
         question: list[str] = []
         highlight: list[str] = []
         for group in parsed.groups:
-            alternatives = []
+            alternatives: list[list[Node]] = []
             for part in group:
                 if part.quoted:
-                    node = self.exact(part.text)
+                    exact = self.exact(part.text)
                     highlight.extend(segment(part.text))
+                    alternatives.append([exact] if exact is not None else [])
                 else:
                     required, extra, asked, words = self._free_text(part.text, keep_stop_words)
                     highlight.extend(words)
                     optional.extend(extra)
                     question.extend(asked)
-                    node = None if not required else required[0] if len(required) == 1 else Bool(must=tuple(required))
-                if node is not None:
-                    alternatives.append(node)
+                    alternatives.append(required)
+            alternatives = [a for a in alternatives if a]
+            if any_clause and len(group) == 1 and not group[0].quoted:
+                # A word no page holds (远程登陆 for 远程登录) still finds pages through
+                # its dictionary parts, as jieba's search mode splits it.
+                parts = [w for w in dict.fromkeys(subwords(group[0].text)) if w not in STOP_WORDS]
+                clauses.extend(self.word(w) for w in parts)
             if len(alternatives) == 1:
-                clauses.append(alternatives[0])
+                clauses.extend(alternatives[0])  # each word its own clause: soft conjunction counts them
             elif alternatives:
-                clauses.append(Bool(should=tuple(alternatives), minimum_should_match=1))
+                either = [a[0] if len(a) == 1 else Bool(must=tuple(a)) for a in alternatives]
+                clauses.append(Bool(should=tuple(either), minimum_should_match=1))
         # What is wanted when the query has nothing better: single characters, then
         # question words (为什么 alone is what the user asks for).
         question = list(dict.fromkeys(question))
@@ -145,7 +152,8 @@ class QueryPlanner:
             must_not=tuple(self._excluded(parsed)),
             filter=tuple(self._site_filter(parsed)),
         )
-        return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum)
+        widens = len(clauses) > 1 or any(subwords(p.text) for p in parsed.parts if not p.quoted)
+        return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum, widens)
 
     def minimum(self, clauses: int) -> int:
         """How many wanted clauses a page must hold: all of a short query's, a share of

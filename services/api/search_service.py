@@ -123,8 +123,8 @@ class SearchService:
         window = min(MAX_RESULT_WINDOW, page_n * size_n + max(size_n, 20))
         plan = self._planner.plan(parsed)
         found = self._run(plan, 0, window)
-        if found.total == 0 and plan.clauses > 1:
-            # No page holds every clause: any of them will do, best first.
+        if found.total == 0 and plan.widens:
+            # No page holds every clause: any of them (or a word's parts) will do, best first.
             plan = self._planner.plan(parsed, any_clause=True)
             found = self._run(plan, 0, window)
         pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site, page_n)

@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     # Question words and particles (怎么, 如何, 吗 …) are never required and weigh this much.
     search_question_word_weight: float = Field(default=0.2, ge=0)
     search_gram_boost: float = 0.5
-    search_gram_phrase_boost: float = 2.0
+    search_gram_phrase_boost: float = 4.0
     search_title_grams_boost: float = 3.0
     search_body_grams_boost: float = 1.0
     search_pagerank_weight: float = 1.5

@@ -146,3 +146,10 @@ def test_short_queries_keep_every_word_required(service: SearchService) -> None:
     # Two pages hold both words; /ml/intro holds only 机器学习 and stays out.
     assert set(_urls(service, "机器学习 神经网络")) == {url(1, "/ml/deep"), url(2, "/2024/ml-notes")}
     assert service.search("机器学习 神经网络")["matched_all"] is True
+
+
+def test_a_mistyped_word_still_finds_its_page_through_its_parts(service: SearchService) -> None:
+    out = service.search("远程登陆")  # 远程登录 on the page: jieba keeps 远程登陆 whole
+    assert url(0, "/ssh") in [r["url"] for r in out["results"]][:3] and out["matched_all"] is False
+    out = service.search("防火墙配制")  # 配置, mistyped: no page holds both words
+    assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
