@@ -24,7 +24,7 @@ The query model, in one place (docs/ranking.md has the figures behind it):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from services.api.query_syntax import ParsedQuery
@@ -53,9 +53,47 @@ class Plan:
     widens: bool = False  # planning with any_clause would match more (more clauses, or sub-words)
 
 
+TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
+Scales = dict[tuple[str, str], float]  # (field, word) -> factor on the field's boost
+# Fields whose per-field idf is shared (BM25F-style); sub-words are parts, not words.
+_SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body_tokens")
+
+
+def _idf(docs: int, df: int) -> float:
+    """BM25's idf, as Lucene and tantivy compute it."""
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
 class QueryPlanner:
-    def __init__(self, cfg: Settings) -> None:
+    def __init__(self, cfg: Settings, term_stats: TermStats | None = None) -> None:
         self._cfg = cfg
+        self._term_stats = term_stats
+
+    def field_scales(self, words: Sequence[str]) -> dict[tuple[str, str], float]:
+        """Field weights that give a word one idf across the fields, as BM25F and
+        Elasticsearch's combined_fields do.
+
+        Per-field idf over-rewards a word that is rare in one field only: 保险 in the
+        one title of 27,000 that holds it (a hub page's) weighs ten times its weight
+        in bodies, where thousands of answers hold it, and the hub outranks them.
+        Scaling each field's boost by idf(shared) / idf(field), with the shared
+        document frequency taken as the largest of the fields', puts every field on
+        the word's weight in the whole collection."""
+        scales: dict[tuple[str, str], float] = {}
+        words = [w for w in dict.fromkeys(words) if w]
+        if self._term_stats is None or not words:
+            return scales
+        pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
+        docs, dfs = self._term_stats(pairs)
+        by_word: dict[str, dict[str, int]] = {}
+        for (f, w), df in zip(pairs, dfs):
+            by_word.setdefault(w, {})[f] = df
+        for w, per_field in by_word.items():
+            shared = _idf(docs, max(per_field.values()))
+            for f, df in per_field.items():
+                if df > 0:
+                    scales[(f, w)] = shared / _idf(docs, df)
+        return scales
 
     # --- leaves
 
@@ -65,10 +103,10 @@ class QueryPlanner:
             minimum_should_match=1,
         )
 
-    def word(self, word: str, weight: float = 1.0) -> Node:
+    def word(self, word: str, weight: float = 1.0, scales: Scales | None = None) -> Node:
         """One query word in every word field, or its bigrams when the page split it otherwise."""
         cfg = self._cfg
-        should: list[Node] = [Term(f, word, b) for f, b in cfg.search_field_boosts]
+        should: list[Node] = [Term(f, word, b * (scales or {}).get((f, word), 1.0)) for f, b in cfg.search_field_boosts]
         word_grams = grams(word)
         if _is_han(word) and len(word) >= 2 and cfg.search_gram_boost > 0:
             should.append(self._grams_phrase(word_grams, cfg.search_gram_boost, cfg.search_gram_boost))
@@ -83,7 +121,9 @@ class QueryPlanner:
 
     # --- clauses
 
-    def _free_text(self, text: str, keep_stop_words: bool) -> tuple[list[Node], list[Node], list[str], list[str]]:
+    def _free_text(
+        self, text: str, keep_stop_words: bool, scales: Scales
+    ) -> tuple[list[Node], list[Node], list[str], list[str]]:
         """(required word clauses, optional ones, question words, all words) of one run
         of free text."""
         words = list(dict.fromkeys(segment(text)))
@@ -96,14 +136,16 @@ class QueryPlanner:
             if w in QUESTION_WORDS:
                 question.append(w)
             elif len(w) == 1 and _is_han(w):
-                optional.append(self.word(w))
+                optional.append(self.word(w, scales=scales))
             else:
-                required.append(self.word(w))
+                required.append(self.word(w, scales=scales))
         return required, optional, question, words
 
     def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
         """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
         keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in segment(p.text))
+        free = [p.text for p in parsed.parts if not p.quoted]
+        scales = self.field_scales([w for t in free for w in segment(t) + (subwords(t) if any_clause else [])])
         clauses: list[Node] = []
         optional: list[Node] = []
         question: list[str] = []
@@ -116,7 +158,7 @@ class QueryPlanner:
                     highlight.extend(segment(part.text))
                     alternatives.append([exact] if exact is not None else [])
                 else:
-                    required, extra, asked, words = self._free_text(part.text, keep_stop_words)
+                    required, extra, asked, words = self._free_text(part.text, keep_stop_words, scales)
                     highlight.extend(words)
                     optional.extend(extra)
                     question.extend(asked)
@@ -126,7 +168,7 @@ class QueryPlanner:
                 # A word no page holds (远程登陆 for 远程登录) still finds pages through
                 # its dictionary parts, as jieba's search mode splits it.
                 parts = [w for w in dict.fromkeys(subwords(group[0].text)) if w not in STOP_WORDS]
-                clauses.extend(self.word(w) for w in parts)
+                clauses.extend(self.word(w, scales=scales) for w in parts)
             if len(alternatives) == 1:
                 clauses.extend(alternatives[0])  # each word its own clause: soft conjunction counts them
             elif alternatives:
@@ -138,10 +180,10 @@ class QueryPlanner:
         if not clauses:
             clauses, optional = optional, []
         if not clauses:
-            clauses, question = [self.word(w) for w in question], []
+            clauses, question = [self.word(w, scales=scales) for w in question], []
         weight = self._cfg.search_question_word_weight
         if weight > 0:
-            optional.extend(self.word(w, weight) for w in question)
+            optional.extend(self.word(w, weight, scales) for w in question)
         minimum = 1 if any_clause and clauses else self.minimum(len(clauses))
         # The wanted clauses sit in a must of their own, so that the score-only clauses
         # beside them can never count towards the minimum.

@@ -52,7 +52,7 @@ class SearchService:
     def __init__(self, cfg: Settings, index: SearchIndex) -> None:
         self._cfg = cfg
         self._index = index
-        self._planner = QueryPlanner(cfg)
+        self._planner = QueryPlanner(cfg, lambda terms: self._index.term_stats(terms))
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
         """Clean parameters, or BadQuery. Strings are accepted so that the HTTP and

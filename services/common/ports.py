@@ -95,6 +95,10 @@ class SearchIndex(Protocol):
 
     def search(self, query: SearchQuery) -> SearchHits: ...
 
+    def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        """(committed documents, how many of them hold each (field, token)), in one
+        call: the query planner weighs fields by them (see query_plan)."""
+
     def get(self, url: str) -> IndexDoc | None: ...
 
     def count(self) -> int: ...

@@ -366,3 +366,11 @@ def test_bigram_fields_survive_a_rewrite_of_the_link_fields(index: SearchIndex) 
         assert [h.url for h in index.search(query).hits] == [A], text
     stored = index.get(A)
     assert stored is not None and stored.body_grams.split()[:2] == ["标题", "可以"]
+
+
+def test_term_stats_count_documents_per_field_and_token(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "网络 指南", "网络 配置"), index_doc(B, "打印", "网络 打印"), index_doc(C, "打印", "驱动")])
+    index.commit()
+    docs, dfs = index.term_stats([("title_tokens", "网络"), ("body_tokens", "网络"), ("title_tokens", "打印"),
+                                  ("body_tokens", "无此词")])  # fmt: skip
+    assert (docs, dfs) == (3, [1, 2, 2, 0])

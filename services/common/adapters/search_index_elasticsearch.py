@@ -424,6 +424,19 @@ class ElasticsearchSearchIndex:
         ]
         return sorted(found)
 
+    def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        """One ``_msearch`` of counts: all documents, then each term's."""
+        queries: list[dict[str, Any]] = [{"match_all": {}}] + [{"term": {f: t}} for f, t in terms]
+        searches: list[dict[str, Any]] = []
+        for q in queries:
+            searches += [{}, {"size": 0, "track_total_hits": True, "query": q}]
+        try:
+            responses = self._es.msearch(index=self._target, searches=searches)["responses"]
+        except ApiError as exc:
+            raise IndexUnavailable(f"term statistics failed: {exc}") from exc
+        counts = [int(r["hits"]["total"]["value"]) if "hits" in r else 0 for r in responses]
+        return counts[0], counts[1:]
+
     def count(self) -> int:
         return int(self._es.count(index=self._target)["count"])
 

@@ -257,6 +257,10 @@ class TantivySearchIndex:
     def count(self) -> int:
         return int(self._searcher().num_docs)
 
+    def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        searcher = self._searcher()
+        return int(searcher.num_docs), [int(searcher.doc_freq(field, token)) for field, token in terms]
+
     def sites(self) -> list[str]:
         agg = {"sites": {"terms": {"field": "site", "size": _MAX_SITES}}}
         result = self._searcher().aggregate(Query.all_query(), agg)
