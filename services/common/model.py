@@ -100,6 +100,8 @@ class PageEvent(WireMessage):
     headings: list[str] = field(default_factory=list)
     body: str = ""
     content_hash: str = ""  # sha1 of the normalised extracted text
+    link_page: bool = False  # mostly links: indexed by own_text, shown by body
+    own_text: str = ""  # a link page's text without its link texts
     store_key: str = ""  # where the raw bytes live in the page store
     robots_txt: str = ""  # body of a robots.txt job
     size: int = 0  # bytes received

@@ -7,11 +7,12 @@ while one that keeps a menu only indexes a few extra words.
 
 from __future__ import annotations
 
+import copy
 import re
 
 from lxml import etree
 
-from services.crawler.page_text import text_of
+from services.crawler.page_text import body_text, text_of
 
 # Never page content.
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "math", "iframe", "object",
@@ -31,6 +32,8 @@ _CHROME_WORDS = frozenset(
 # enough text of which little is links.
 _AMBIGUOUS_WORDS = frozenset({"sidebar", "banner", "share"})
 _MIN_LINK_DENSITY = 0.5
+# Above this share of its text inside links, a whole page is a page of links.
+LINK_PAGE_DENSITY = 0.6
 _MIN_PROSE_CHARS = 80
 # Chrome on an article, content on an index page: considered only after the rest is gone.
 _WEAK_CHROME_WORDS = frozenset({"toc"})
@@ -106,3 +109,26 @@ def _is_prose(element: etree._Element) -> bool:
 
 def _inside_content(element: etree._Element) -> bool:
     return any(parent.tag in _CONTENT_TAGS for parent in element.iterancestors())
+
+
+def link_page_text(root: etree._Element) -> str | None:
+    """The page's own text if it is a page of links (a front page, an index, a tag
+    cloud: most of its text inside links), else None.
+
+    Such a page's link texts are other pages' titles, not what it says itself: the
+    index takes its words from its own text only, so it is found by them and does not
+    outrank the pages it lists; readers still see the links in its snippet. Run after
+    ``prune``, on a tree ``body_text`` has not yet consumed.
+    """
+    body = root.find("body")
+    body = body if body is not None else root
+    total = len(text_of(body))
+    linked = sum(len(text_of(a)) for a in body.iter("a"))
+    if total == 0 or linked / total < LINK_PAGE_DENSITY:
+        return None
+    own = copy.deepcopy(body)
+    for a in list(own.iter("a")):
+        a.text = None
+        for child in list(a):
+            a.remove(child)
+    return body_text(own)

@@ -15,7 +15,7 @@ from lxml import etree
 from w3lib.url import safe_url_string
 
 from services.common.model import Outlink
-from services.crawler.boilerplate import prune
+from services.crawler.boilerplate import link_page_text, prune
 from services.crawler.page_text import body_text, collapse, text_of
 from services.crawler.robots_directives import header_robots, meta_robots
 from services.scheduler.url_canonical import BadUrl, canonicalize
@@ -35,6 +35,7 @@ class PageContent:
     noindex: bool = False
     nofollow: bool = False
     content_hash: str = ""
+    own_text: str | None = None  # a page of links: its text without the link texts
 
 
 def extract(
@@ -61,10 +62,11 @@ def extract(
     title = _title(root)
     prune(root)
     headings = [h for h in (text_of(e) for e in root.iter(*_HEADINGS)) if h]
+    own = link_page_text(root)
     body = body_text(root)[:max_body_chars]
     return PageContent(title=title, headings=headings, body=body, links=links, canonical=canonical,
                        noindex=header_noindex or meta_noindex, nofollow=nofollow,
-                       content_hash=content_hash(title, body))
+                       content_hash=content_hash(title, body), own_text=None if own is None else own[:max_body_chars])
 
 
 def content_hash(title: str, body: str) -> str:

@@ -103,6 +103,8 @@ def _html_fields(
         headings=content.headings,
         body=content.body,
         content_hash=content.content_hash,
+        link_page=content.own_text is not None,
+        own_text=content.own_text or "",
     )
     # Published even when empty: the ranker learns from it that the page is a graph node.
     return event, LinkBatch(source=job.url, depth=job.depth, links=content.links)

@@ -35,7 +35,9 @@ def build_document(event: PageEvent) -> IndexDoc:
     """
     url = doc_url(event)
     headings = "\n".join(h for h in event.headings if h)
-    title, heads, body = analyze(event.title), analyze(headings), analyze(event.body)
+    # A page of links is indexed by its own text; its display body keeps the links.
+    title, heads = analyze(event.title), analyze(headings)
+    body = analyze(event.own_text if event.link_page else event.body)
     return IndexDoc(
         url=url,
         site=site_of(url),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -235,3 +236,15 @@ def test_each_commit_announces_the_documents_it_made_searchable(pipe: Pipeline) 
         for url in IndexedDocuments.from_bytes(m.payload).urls
     ]
     assert sorted(announced) == sorted(pipe.index.urls()) == ["https://example.cn/a", "https://example.cn/b"]
+
+
+def test_a_page_of_links_is_found_by_its_own_text_not_by_its_link_texts(pipe: Pipeline) -> None:
+    hub = dataclasses.replace(
+        page_event("https://example.cn/", "文档首页", "欢迎阅读。\n防火墙配置\n打印机设置"),
+        link_page=True, own_text="欢迎阅读。",
+    )  # fmt: skip
+    pipe.publish(hub, page_event("https://example.cn/fw", "防火墙配置", "配置防火墙规则。"))
+    pipe.drain()
+    assert pipe.search("防火墙") == ["https://example.cn/fw"]
+    assert pipe.search("欢迎") == ["https://example.cn/"]
+    assert "防火墙配置" in pipe.index.get("https://example.cn/").body  # shown with its links

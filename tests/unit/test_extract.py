@@ -196,3 +196,16 @@ def test_a_docbook_sidebar_note_is_content_but_a_link_sidebar_is_not() -> None:
     body = extract("http://example.cn/a.html", html).body
     assert "回到基础" in body and "正文内容" in body
     assert "栏目链接" not in body and "上一页" not in body
+
+
+def test_a_page_of_links_is_indexed_by_its_own_text_and_shown_with_its_links() -> None:
+    links = "".join(f'<li><a href="/a/{i}.html">答案 {i}：保险理赔需要哪些材料</a></li>' for i in range(30))
+    hub = extract("https://qa.example.cn/", f"<html><head><title>保险问答</title></head><body><p>欢迎。</p><ul>{links}</ul></body></html>")
+    assert hub.own_text == "欢迎。"
+    assert "保险理赔" in hub.body and len(hub.links) == 30  # shown and followed
+    article = extract(
+        "https://qa.example.cn/a/1.html",
+        "<html><body><p>理赔时需要提交保单、身份证明和医院出具的诊断证明，"
+        '详见<a href="/guide">理赔指南</a>。保险公司会在三十天内答复。</p></body></html>',
+    )
+    assert article.own_text is None  # a few links inside prose: an ordinary page
