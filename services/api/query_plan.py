@@ -203,7 +203,7 @@ class QueryPlanner:
         cfg = self._cfg
         if clauses <= cfg.search_all_words_up_to:
             return clauses
-        return max(cfg.search_all_words_up_to, math.ceil(clauses * cfg.search_long_query_share))
+        return max(1, math.ceil(clauses * cfg.search_long_query_share))
 
     # --- score-only and filtering clauses
 

@@ -118,8 +118,8 @@ class Settings(BaseSettings):
     # Soft conjunction: a query of up to this many wanted words requires them all (then
     # any, if no page has all); a longer one requires this share of them, rounded up,
     # so that a long question is not cut down to the few pages that hold every word.
-    search_all_words_up_to: int = Field(default=3, ge=1)
-    search_long_query_share: float = Field(default=0.5, gt=0, le=1)
+    search_all_words_up_to: int = Field(default=2, ge=1)
+    search_long_query_share: float = Field(default=0.34, gt=0, le=1)
     # Question words and particles (怎么, 如何, 吗 …) are never required and weigh this much.
     search_question_word_weight: float = Field(default=0.2, ge=0)
     search_gram_boost: float = 0.5

@@ -142,10 +142,15 @@ def test_question_words_are_not_required(service: SearchService) -> None:
     assert service.search("为什么")["total"] == 0  # only question words: searched for, none here
 
 
-def test_short_queries_keep_every_word_required(service: SearchService) -> None:
-    # Two pages hold both words; /ml/intro holds only 机器学习 and stays out.
-    assert set(_urls(service, "机器学习 神经网络")) == {url(1, "/ml/deep"), url(2, "/2024/ml-notes")}
-    assert service.search("机器学习 神经网络")["matched_all"] is True
+def test_short_queries_keep_and_like_precision(service: SearchService) -> None:
+    # Two words: both required.
+    assert set(_urls(service, "神经网络 GPU")) == {url(1, "/ml/deep")}
+    assert service.search("神经网络 GPU")["matched_all"] is True
+    # Three (机器 / 学习 / 神经网络): two will do, but the pages with all of them lead;
+    # /ml/intro, without 神经网络, comes after them.
+    found = _urls(service, "机器学习 神经网络")
+    assert set(found[:2]) == {url(1, "/ml/deep"), url(2, "/2024/ml-notes")}
+    assert url(1, "/ml/intro") in found[2:]
 
 
 def test_a_mistyped_word_still_finds_its_page_through_its_parts(service: SearchService) -> None:
