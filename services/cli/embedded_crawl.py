@@ -169,6 +169,7 @@ class EmbeddedCrawl:
         now = time.time()
         # Expires exactly the leases taken before this run started.
         released = self.frontier.state.expire_leases(now, now - self._started_wall)
+        released += len(self.frontier.state.expire_robots_claims(now, now - self._started_wall))
         if released:
             log.info("%d URL(s) leased by an earlier run and never fetched are queued again", released)
 

@@ -88,6 +88,9 @@ class Settings(BaseSettings):
     # A crawler inside a cluster must not reach internal services unless told to.
     crawler_allow_private_networks: bool = False
     crawler_max_body_chars: int = Field(default=200_000, ge=1000)
+    # RFC 9309 2.3.1.2: follow at least five redirects of robots.txt; more, and the
+    # file counts as unavailable (everything allowed).
+    crawler_robots_max_redirects: int = Field(default=5, ge=0)
 
     # --- search index backend (Elasticsearch)
     index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index

@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 _JOB = "tansuo_job"
 _MESSAGE = "tansuo_message"
 _BYTES = "tansuo_bytes_seen"
+_HOPS = "tansuo_robots_hops"
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 class TansuoSpider(scrapy.Spider):
@@ -70,8 +72,12 @@ class TansuoSpider(scrapy.Spider):
                   "handle_httpstatus_all": True, "dont_merge_cookies": True},
         )
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome]:
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome | Request]:
         job, message = response.meta[_JOB], response.meta[_MESSAGE]
+        follow = self._robots_redirect(job, response)
+        if follow is not None:
+            yield follow  # the job's one outcome comes from the end of the chain
+            return
         latency = response.meta.get("download_latency")  # set by Scrapy's downloader
         if latency is not None:
             FETCH_DURATION.observe(latency)
@@ -86,6 +92,25 @@ class TansuoSpider(scrapy.Spider):
                 ERRORS.labels(service="crawler", kind="parse_error").inc()
                 outcome = outcome_from_error(job, message, "parse_error")
         yield outcome
+
+    def _robots_redirect(self, job: FetchJob, response: Response) -> Request | None:
+        """The next hop of a robots.txt redirect, or None to report this response.
+
+        Pages' redirects are the scheduler's business (the target is a URL like any
+        other), but robots.txt must be read where it ends up: http://host/robots.txt
+        moved to https://host/robots.txt is the same host's rules (RFC 9309 2.3.1.2).
+        """
+        if job.kind != "robots" or response.status not in _REDIRECTS:
+            return None
+        hops = response.meta.get(_HOPS, 0)
+        location = response.headers.get("Location")
+        if hops >= self.session.cfg.crawler_robots_max_redirects or not location:
+            return None
+        target = response.urljoin(_header_text(location).strip())
+        if not target.lower().startswith(("http://", "https://")):
+            return None
+        meta = {**response.meta, _HOPS: hops + 1, _BYTES: 0}
+        return response.request.replace(url=target, meta=meta, headers={})
 
     def on_error(self, failure: Failure) -> Iterator[FetchOutcome]:
         request = failure.request  # type: ignore[attr-defined]

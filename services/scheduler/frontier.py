@@ -137,6 +137,9 @@ class Frontier:
         """Jobs that may be fetched now without breaking any host's politeness."""
         now = self.clock()
         self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s)
+        # A robots.txt job can be lost like any other; its host must not wait forever.
+        for host in self.state.expire_robots_claims(now, self.cfg.frontier_lease_timeout_s):
+            log.warning("robots.txt of %s never reported back; it will be fetched again", host)
         self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s)
         jobs = [self._robots_job(h) for h in self.state.claim_robots(now, limit)]
         room = self._page_room()
@@ -206,7 +209,9 @@ class Frontier:
         elif 400 <= event.status < 500 and event.status != 429:
             self._robots_ready(info, "", now)  # no robots.txt: everything is allowed
         elif 300 <= event.status < 400:
-            # Redirects are not followed for robots.txt; like a missing file, allow all.
+            # The crawler follows robots.txt redirects (crawler_robots_max_redirects, five
+            # by default); one still redirecting after them counts as unavailable, which
+            # RFC 9309 2.3.1.2 allows: like a missing file, allow all.
             self._robots_ready(info, "", now)
         else:
             self._robots_failed(info, event, now)

@@ -115,6 +115,34 @@ def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
     assert len(f.dispatch()) == 1
 
 
+def test_a_lost_robots_job_does_not_strand_its_host(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_lease_timeout_s=60)
+    (lost,) = f.dispatch()  # its outcome never comes back
+    clock.now += 59
+    assert f.dispatch() == [] and not f.finished()
+    clock.now += 2
+    (again,) = f.dispatch()
+    assert again.kind == "robots"
+    f.complete(answer(again, 404))
+    clock.now += 10
+    assert [j.kind for j in f.dispatch()] == ["page"]
+
+
+def test_crawl_delay_holds_a_host_to_one_fetch_at_a_time_even_without_a_delay(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_host_delay_s=0, frontier_host_parallelism=4)
+    f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(8))))
+    open_host(f, clock, "User-agent: *\nCrawl-delay: 10\n", status=200)
+    (job,) = f.dispatch()
+    assert f.dispatch() == []
+    f.complete(answer(job))
+    clock.now += 9.9
+    assert f.dispatch() == []
+    clock.now += 0.2
+    assert len(f.dispatch()) == 1
+
+
 def test_robots_5xx_defers_the_host_and_404_allows_all(state):
     clock = Clock()
     f = make_frontier(state, clock, frontier_failure_backoff_s=60)

@@ -29,6 +29,8 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default), and why each structure
   (queued desc, then host, as equal scores sort by member); its size is the host count.
 - ``P hosts:blocked`` zset, score blocked_until: counts blocked hosts in O(log n).
 - ``P hosts:robots_ttl`` zset, score robots_fetched_at: ``expire_robots`` takes a range.
+- ``P hosts:robots_claims`` zset, score claim time: hosts whose robots.txt is being
+  fetched, for ``expire_robots_claims`` as ``urls:leased`` is for ``expire_leases``.
 - ``P urls:queued`` zset, score due_at: every queued URL, for ``counts().due`` and
   ``upcoming``.
 - ``P urls:recrawl`` zset, score due_at: every done or failed URL, so
@@ -123,7 +125,7 @@ class RedisFrontierState:
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
-                "ENSURE_HOST", "CLAIM_ROBOTS", "EXPIRE_ROBOTS", "UPDATE_HOST", "ADD_URLS", "REQUEUE", "LEASE_DUE",
+                "ENSURE_HOST", "CLAIM_ROBOTS", "EXPIRE_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "UPDATE_HOST", "ADD_URLS", "REQUEUE", "LEASE_DUE",
                 "FINISH", "UNLEASE", "EXPIRE_LEASES", "QUEUED_URLS", "DROP_QUEUED", "SWEEP_RECRAWL", "UPCOMING",
             )
         }  # fmt: skip
@@ -167,6 +169,12 @@ class RedisFrontierState:
     def expire_robots(self, now: float) -> list[str]:
         """Hosts whose cached robots.txt was fetched at or before ``now`` go back to unknown."""
         return list(self._run("EXPIRE_ROBOTS", float(now)))
+
+    @translate_errors
+    def expire_robots_claims(self, now: float, timeout_s: float) -> list[str]:
+        """Hosts claimed for robots.txt at or before ``now - timeout_s`` whose outcome never
+        came back go back to unknown, their slot freed: the claim is a lease too."""
+        return list(self._run("EXPIRE_ROBOTS_CLAIMS", float(now - timeout_s), float(now)))
 
     @translate_errors
     def update_host(self, host: str, update: HostUpdate, now: float, release: bool) -> None:
