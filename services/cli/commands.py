@@ -92,6 +92,11 @@ def _print_frontier(report: dict) -> None:
         for b in report["blocked_hosts"]:
             blocked.add_row(b["host"], f"{b['in_s']:.0f}", b["reason"])
         console.print(blocked)
+    if report.get("limits"):
+        limits = Table("limit", "times it cut something", title="crawl limits hit")
+        for name, n in report["limits"].items():
+            limits.add_row(name, str(n))
+        console.print(limits)
     upcoming = Table("url", "state", "in s", title="next fetches and recrawls")
     for u in report["upcoming"]:
         upcoming.add_row(u["url"], u["state"], f"{u['in_s']:.0f}")

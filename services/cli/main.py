@@ -54,7 +54,8 @@ def _crawl_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include", action="append", default=[], metavar="REGEX", help="URLs must match one of these")
     p.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="URLs matching any are skipped")
     p.add_argument("--max-pages", type=int, help="stop after fetching this many pages in all")
-    p.add_argument("--max-depth", type=int, help="links followed from a seed (seed = 0)")
+    p.add_argument("--max-depth", type=int,
+                   help="links and redirects followed from a seed (seed = 0; default 20)")
     p.add_argument("--delay", type=float, help="minimum seconds between two requests to one host (default 1)")
     p.add_argument("--concurrency", type=int, help="parallel requests over all hosts (default 16)")
     p.add_argument(

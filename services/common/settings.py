@@ -52,7 +52,13 @@ class Settings(BaseSettings):
     frontier_allow_domains: StrList = ()  # "example.cn" or "*.example.cn"
     frontier_include_patterns: StrList = ()  # regexes a URL must match (any)
     frontier_exclude_patterns: StrList = ()  # regexes a URL must not match
-    frontier_max_depth: int | None = Field(default=None, ge=0)
+    # Links (and redirects) followed from a seed; None = no limit. Heritrix's maxHops is 20:
+    # a calendar's "next month" link or an endless redirect chain ends there.
+    frontier_max_depth: int | None = Field(default=20, ge=0)
+    # Crawler-trap limits on a URL's shape (services/scheduler/url_limits.py).
+    frontier_max_path_depth: int = Field(default=20, ge=1)  # path segments
+    frontier_max_path_repetitions: int = Field(default=2, ge=1)  # times one segment may appear
+    frontier_max_query_params: int = Field(default=16, ge=1)
     frontier_max_pages: int | None = Field(default=None, ge=1)  # pages fetched, in all
     frontier_host_page_budget: int = Field(default=100_000, ge=1)  # trap guard per host
     frontier_max_url_length: int = Field(default=2048, ge=64)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
+from services.common.metrics import LIMIT_HITS
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
 from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, PageRemoval
 from services.common.ports import FrontierState
@@ -18,8 +20,9 @@ from services.common.settings import Settings
 from services.scheduler.recrawl_policy import failure_interval, next_interval, parse_lastmod
 from services.scheduler.retry_after import retry_after_until
 from services.scheduler.robots_rules import RobotsRules
-from services.scheduler.scope import Scope
+from services.scheduler.scope import Scope, seed_domains
 from services.scheduler.url_canonical import BadUrl, canonicalize, host_of
+from services.scheduler.url_limits import UrlLimits
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +30,8 @@ log = logging.getLogger(__name__)
 _FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
 _MAX_HOST_SLOWDOWN_S = 3600.0
 _GONE = (404, 410)
+# Scope reasons that are choices of the operator, not limits a crawl ran into.
+_NOT_LIMITS = frozenset({"off_domain", "not_included", "excluded_pattern"})
 
 
 class Frontier:
@@ -43,6 +48,7 @@ class Frontier:
         self.scope = scope.with_domains(state.scope_domains())
         self.clock = clock
         self.robots = RobotsRules(cfg.crawler_user_agent)
+        self.limits = UrlLimits.from_settings(cfg)
 
     # --- admitting URLs ---------------------------------------------------------------
 
@@ -67,7 +73,7 @@ class Frontier:
     def submit_seeds(self, urls: list[str], allow_domains: list[str]) -> list[str]:
         """Seeds sent to a running crawl: their domains (or, with none given, their hosts)
         join the scope for good, then the seeds are admitted like any other."""
-        domains = list(allow_domains) or sorted({urlsplit(u).hostname or "" for u in urls} - {""})
+        domains = list(allow_domains) or seed_domains(urls)
         self.scope = self.scope.with_domains(domains)  # raises ValueError on a bad domain
         self.state.add_scope_domains(domains)
         return self.add_seeds(urls)
@@ -78,19 +84,34 @@ class Frontier:
             return self._offer_sitemap(batch)
         depth = batch.depth + 1
         if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
+            self.count_limits(Counter({"max_depth": len(batch.links)}))
             return 0
         return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
 
     def _in_scope(self, urls: Iterable[str]) -> list[str]:
+        """Canonical URLs in scope and within the trap limits; limit hits are counted."""
         kept = []
+        hits: Counter[str] = Counter()
         for raw in urls:
             try:
                 url = canonicalize(raw)
             except BadUrl:
                 continue
-            if not self.scope.rejects(url):
+            reason = self.scope.rejects(url) or self.limits.exceeded(url)
+            if not reason:
                 kept.append(url)
+            elif reason not in _NOT_LIMITS:
+                hits[reason] += 1
+        self.count_limits(hits)
         return kept
+
+    def count_limits(self, hits: Counter[str]) -> None:
+        """Each time a limit cut something: a metric, and a frontier counter that
+        `tansuo frontier` shows (``limit:<name>``)."""
+        for name, n in hits.items():
+            if n:
+                LIMIT_HITS.labels(limit=name).inc(n)
+                self.state.bump(f"limit:{name}", n)
 
     def _offer_sitemap(self, batch: LinkBatch) -> int:
         """Sitemap entries are like seeds (depth 0: no page links to them, maybe); a
@@ -271,7 +292,8 @@ class Frontier:
         if event.kind != "page":
             return []
         if event.redirect_to:
-            self.offer_links(LinkBatch(source=event.url, depth=event.depth - 1, links=[Outlink(event.redirect_to)]))
+            # A redirect is a hop like a link: an endless redirect chain ends at max depth.
+            self.offer_links(LinkBatch(source=event.url, depth=event.depth, links=[Outlink(event.redirect_to)]))
             return [PageRemoval(event.url, "redirected", now)]
         if event.status in _GONE and info.status in _GONE:
             return [PageRemoval(event.url, f"gone ({info.status}, then {event.status})", now)]

@@ -23,6 +23,9 @@ def frontier_report(state: FrontierState, hosts: int = 50, upcoming: int = 20, n
         "failed": counts.failed,
         "excluded": counts.excluded,
         "hosts_total": counts.hosts,
+        # How often each crawl limit cut something (docs/crawl-limits.md).
+        "limits": {name.removeprefix("limit:"): n for name, n in sorted(state.counters().items())
+                   if name.startswith("limit:")},
         "hosts": [
             {
                 "host": h.host,

@@ -143,6 +143,47 @@ def test_crawl_delay_holds_a_host_to_one_fetch_at_a_time_even_without_a_delay(st
     assert len(f.dispatch()) == 1
 
 
+def test_depth_is_limited_by_default_like_heritrix(state):
+    clock = Clock()
+    f = make_frontier(state, clock)
+    assert f.cfg.frontier_max_depth == 20
+    assert f.offer_links(links(f"{SITE}/cal?page=20", f"{SITE}/cal?page=21", depth=19)) == 1
+    assert f.offer_links(links(f"{SITE}/cal?page=21", f"{SITE}/cal?page=22", depth=20)) == 0
+    assert f.state.counters()["limit:max_depth"] == 1
+
+
+def test_redirect_hops_count_towards_the_depth(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_max_depth=2)
+    open_host(f, clock)
+    hops = 0
+    for _ in range(10):
+        jobs = f.dispatch()
+        for job in jobs:
+            hops += 1
+            f.complete(answer(job, 302, redirect_to=f"{SITE}/r{hops}"))
+        clock.now += 10
+    assert hops == 3  # the seed, then two hops
+    assert f.state.url_state(f"{SITE}/r3") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"),
+    [
+        ("/" + "a/b/" * 6, "path_repetition"),
+        ("/cal/cal/cal/", "path_repetition"),
+        ("/" + "/".join(f"s{i}" for i in range(21)), "path_depth"),
+        ("/q?" + "&".join(f"k{i}=v" for i in range(17)), "query_params"),
+        ("/" + "x" * 2100, "url_length"),
+    ],
+)
+def test_crawler_trap_urls_are_not_admitted_and_each_hit_is_counted(state, path, limit):
+    clock = Clock()
+    f = make_frontier(state, clock)
+    assert f.offer_links(links(f"{SITE}/", f"{SITE}{path}", f"{SITE}/2024/01/01/ok")) == 1
+    assert f.state.counters()[f"limit:{limit}"] == 1
+
+
 def test_robots_5xx_defers_the_host_and_404_allows_all(state):
     clock = Clock()
     f = make_frontier(state, clock, frontier_failure_backoff_s=60)

@@ -290,6 +290,10 @@ class RedisFrontierState:
         self._r.hincrby(f"{self._p}counters", name, by)
 
     @translate_errors
+    def counters(self) -> dict[str, int]:
+        return {name: int(value) for name, value in self._r.hgetall(f"{self._p}counters").items()}
+
+    @translate_errors
     def counts(self, now: float) -> FrontierCounts:
         p, now_s = self._p, _arg(float(now))
         pipe = self._r.pipeline(transaction=True)  # one consistent snapshot

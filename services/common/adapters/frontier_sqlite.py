@@ -430,6 +430,10 @@ class SqliteFrontierState:
         with self._tx() as db:
             self._bump(db, name, by)
 
+    def counters(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._db.execute("SELECT name, value FROM counters").fetchall())
+
     def counts(self, now: float) -> FrontierCounts:
         with self._lock:
             by_state = dict(self._db.execute("SELECT state, n FROM state_counts").fetchall())
