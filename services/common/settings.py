@@ -97,6 +97,13 @@ class Settings(BaseSettings):
     # RFC 9309 2.3.1.2: follow at least five redirects of robots.txt; more, and the
     # file counts as unavailable (everything allowed).
     crawler_robots_max_redirects: int = Field(default=5, ge=0)
+    crawler_max_robots_bytes: int = Field(default=512 * 1024, ge=500 * 1024)  # RFC 9309: at least 500 KiB
+    # What one page may carry onto the bus and into the index (services/crawler/message_caps.py).
+    crawler_max_title_chars: int = Field(default=512, ge=16)
+    crawler_max_headings: int = Field(default=100, ge=1)
+    crawler_max_heading_chars: int = Field(default=256, ge=16)
+    crawler_max_anchor_chars: int = Field(default=256, ge=16)
+    crawler_max_outlinks: int = Field(default=5000, ge=1)  # links published per page
 
     # --- search index backend (Elasticsearch)
     index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index

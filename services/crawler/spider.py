@@ -23,6 +23,7 @@ from services.common.ports import Message
 from services.crawler.crawl_session import CrawlSession
 from services.crawler.fetch_errors import error_kind
 from services.crawler.fetch_outcome import FetchOutcome, outcome_from_error, outcome_from_response
+from services.crawler.message_caps import OutcomeCaps
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class TansuoSpider(scrapy.Spider):
     def __init__(self, session: CrawlSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session
+        self._caps = OutcomeCaps.from_settings(session.cfg)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TansuoSpider:
@@ -86,7 +88,7 @@ class TansuoSpider(scrapy.Spider):
         with log_context(job_id=job.lease_id):
             try:
                 outcome = outcome_from_response(job, message, response.status, flat_headers(response.headers),
-                                                response.body, self.session.cfg.crawler_max_body_chars)
+                                                response.body, self.session.cfg.crawler_max_body_chars, self._caps)
             except Exception:  # a parser bug must still report and release the job
                 logger.exception("could not parse %s", job.url)
                 ERRORS.labels(service="crawler", kind="parse_error").inc()

@@ -224,6 +224,7 @@ class Frontier:
         info = self.state.get_host(event.host)
         if info is None or info.robots_state != "fetching":
             return  # a replayed event: the host has moved on
+        self.count_limits(Counter(event.limits))
         now = self.clock()
         if 200 <= event.status < 300:
             self._robots_ready(info, event.robots_txt, now)
@@ -289,6 +290,7 @@ class Frontier:
         self.state.update_host(event.host, host_update, now, release=True)
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
+        self.count_limits(Counter(event.limits))
         if event.kind != "page":
             return []
         if event.redirect_to:

@@ -184,6 +184,18 @@ def test_crawler_trap_urls_are_not_admitted_and_each_hit_is_counted(state, path,
     assert f.state.counters()[f"limit:{limit}"] == 1
 
 
+def test_limits_the_crawler_reports_are_counted_once_per_outcome(state):
+    clock = Clock()
+    f = make_frontier(state, clock)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    event = answer(job, limits=["title_length", "outlinks"])
+    f.complete(event)
+    f.complete(event)  # redelivered: stale, not counted again
+    counters = f.state.counters()
+    assert (counters["limit:title_length"], counters["limit:outlinks"]) == (1, 1)
+
+
 def test_robots_5xx_defers_the_host_and_404_allows_all(state):
     clock = Clock()
     f = make_frontier(state, clock, frontier_failure_backoff_s=60)
