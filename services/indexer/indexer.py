@@ -26,7 +26,7 @@ from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
 from services.indexer.document_builder import build_document, doc_url
 from services.indexer import minhash
-from services.scheduler.url_canonical import canonical_preference
+from services.common.url_canonical import canonical_preference
 
 log = logging.getLogger(__name__)
 

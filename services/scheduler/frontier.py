@@ -21,7 +21,7 @@ from services.scheduler.recrawl_policy import failure_interval, next_interval, p
 from services.scheduler.retry_after import retry_after_until
 from services.scheduler.robots_rules import RobotsRules
 from services.scheduler.scope import Scope, seed_domains
-from services.scheduler.url_canonical import BadUrl, canonicalize, host_of
+from services.common.url_canonical import BadUrl, canonicalize, host_of
 from services.scheduler.url_limits import UrlLimits
 
 log = logging.getLogger(__name__)
