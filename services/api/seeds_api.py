@@ -33,7 +33,9 @@ def seeds() -> ResponseReturnValue:
     if not isinstance(domains, list) or not all(isinstance(d, str) for d in domains):
         return jsonify(error="allow_domains must be a list of strings"), 400
     try:
-        req = seed_request(body["urls"], domains, source="api")
+        # The crawler would refuse a private address at fetch time; refuse it here too,
+        # as `tansuo crawl` does, so the caller hears why instead of seeing nothing crawled.
+        req = seed_request(body["urls"], domains, source="api", allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         return jsonify(error=str(exc)), 400
     bus = current_app.extensions.get("tansuo.bus")

@@ -7,7 +7,6 @@ import json
 import html
 import sys
 import threading
-from urllib.parse import urlsplit
 
 from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
@@ -20,20 +19,12 @@ class CommandError(Exception):
 
 
 def _check_seeds(cfg: Settings, seeds: list[str]) -> None:
-    from services.crawler.network_guard import host_is_private
     from services.scheduler.seed_submission import BadSeeds, seed_request
 
     try:
-        seed_request(seeds)
+        seed_request(seeds, allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         raise CommandError(str(exc)) from None
-    for seed in seeds:
-        hostname = urlsplit(seed.strip()).hostname or ""
-        if not cfg.crawler_allow_private_networks and host_is_private(hostname):
-            raise CommandError(
-                f"seed {seed} is on a loopback or private network address; "
-                "pass --allow-private-networks to crawl local sites"
-            )
 
 
 def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None, continuous: bool = False) -> int:  # noqa: ANN001
@@ -108,7 +99,8 @@ def seed(cfg: Settings, args: argparse.Namespace) -> int:
     from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
     try:
-        request = seed_request(args.seeds, args.allow_domain, source="cli")
+        request = seed_request(args.seeds, args.allow_domain, source="cli",
+                               allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         raise CommandError(str(exc)) from None
     bus = build_bus(cfg)

@@ -29,7 +29,10 @@ log = logging.getLogger(__name__)
 # Errors that another try will not fix: the URL is finished, not retried.
 _FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
 _MAX_HOST_SLOWDOWN_S = 3600.0
-_GONE = (404, 410)
+# Answered twice in a row, the page leaves the index: it is gone, or no longer public
+# (401, 403: behind a login now; 451: withdrawn for legal reasons), and a search
+# result that leads to either is a dead end.
+_GONE = (401, 403, 404, 410, 451)
 # Scope reasons that are choices of the operator, not limits a crawl ran into.
 _NOT_LIMITS = frozenset({"off_domain", "not_included", "excluded_pattern"})
 
