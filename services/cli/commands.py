@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import json
 import html
 import sys
@@ -43,6 +44,10 @@ def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None, continuo
         f"{summary.documents} documents in the index, PageRank over {summary.pagerank_nodes} pages",
         file=sys.stderr,
     )
+    if summary.given_up:
+        shown = ", ".join(f"{host} ({why})" for host, why in summary.given_up[:10])
+        more = f" and {len(summary.given_up) - 10} more" if len(summary.given_up) > 10 else ""
+        print(f"gave up on {len(summary.given_up)} unreachable host(s): {shown}{more}", file=sys.stderr)
     return 0 if summary.finished else EXIT_INTERRUPTED
 
 
@@ -182,6 +187,27 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _start_demo_site(server_class, site_dir: Path, requested: int, remembered: Path):  # noqa: ANN001, ANN202
+    """The demo site on the port asked for, else on the port of the last run: a run
+    stopped with Ctrl-C resumes with its frontier full of URLs on that port, which a
+    new random port would leave unreachable (and the index with two copies)."""
+    port = requested
+    if not port and remembered.exists():
+        try:
+            port = int(remembered.read_text().strip())
+        except ValueError:
+            port = 0
+    try:
+        site = server_class(site_dir, host="127.0.0.1", port=port).start()
+    except OSError:
+        if requested:
+            raise
+        site = server_class(site_dir, host="127.0.0.1", port=0).start()  # taken: the crawl gives the old one up
+    remembered.parent.mkdir(parents=True, exist_ok=True)
+    remembered.write_text(str(site.port))
+    return site
+
+
 def demo(cfg: Settings, args: argparse.Namespace) -> int:
     """Build Debian's Chinese manuals as a local site, serve it, crawl it, serve the UI."""
     from services.cli.demo_site import build_demo_site
@@ -189,8 +215,7 @@ def demo(cfg: Settings, args: argparse.Namespace) -> int:
 
     site_dir = cfg.data_dir / "site"
     pages = build_demo_site(site_dir)
-    site = SiteServer(site_dir, host="127.0.0.1", port=args.site_port)
-    site.start()
+    site = _start_demo_site(SiteServer, site_dir, args.site_port, cfg.data_dir / "site-port")
     print(f"demo site: {pages} pages of Debian's Chinese manuals at {site.url}", file=sys.stderr)
     demo_cfg = cfg.model_copy(
         update={"crawler_allow_private_networks": True, "frontier_host_delay_s": args.delay, "data_dir": cfg.data_dir / "crawl"}

@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.bootstrap import (
     build_bus,
@@ -66,6 +66,7 @@ class CrawlSummary:
     progress: CrawlProgress
     documents: int
     pagerank_nodes: int
+    given_up: list[tuple[str, str]] = field(default_factory=list)  # (host, why) unreachable this pass
 
 
 class EmbeddedCrawl:
@@ -187,4 +188,5 @@ class EmbeddedCrawl:
             progress=self.progress(),
             documents=self.index.count(),
             pagerank_nodes=run.nodes,
+            given_up=self.frontier.given_up_hosts(),
         )

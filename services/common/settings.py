@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     frontier_robots_ttl_s: float = Field(default=86_400.0, gt=0)
     frontier_max_fetch_failures: int = Field(default=3, ge=1)  # quick retries before "failed"
     frontier_failure_backoff_s: float = Field(default=5.0, ge=0)  # first quick retry; doubles
+    # Fetches of one host failing in a row (no response, or 5xx without Retry-After)
+    # before the host is given up for this pass: its queued URLs are marked failed and
+    # come back after frontier_failure_recrawl_s.
+    frontier_host_max_failures: int = Field(default=4, ge=1)
     # Recrawl: first after the initial interval; unchanged content (same hash or 304)
     # multiplies the interval by the factor, changed content divides it, within bounds.
     frontier_recrawl_initial_s: float = Field(default=3600.0, gt=0)

@@ -261,9 +261,9 @@ class Frontier:
         failures = info.robots_failures + 1
         if event.error in _FINAL_ERRORS or failures >= self.cfg.frontier_max_fetch_failures:
             reason = event.error or f"robots_http_{event.status}"
-            self.state.update_host(
-                info.host, HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=reason), now, True
-            )
+            update = HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=f"given up: robots.txt {reason}")
+            self.state.update_host(info.host, update, now, True)
+            self.state.bump("hosts_given_up")
             retry_at = now + self.cfg.frontier_failure_recrawl_s
             self.state.drop_queued(
                 self.state.queued_urls(info.host), "failed", f"failed: host_unavailable:{reason}", due_at=retry_at
@@ -291,6 +291,8 @@ class Frontier:
         if not self.state.finish(event.url, event.lease_id, update):
             return []  # stale or repeated outcome
         self.state.update_host(event.host, host_update, now, release=True)
+        if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
+            self._give_up_host(event.host, event.error or f"http_{event.status}", now)
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
         self.count_limits(Counter(event.limits))
@@ -317,7 +319,7 @@ class Frontier:
         host_update = HostUpdate(fail_streak=streak, next_allowed_at=now + self._backoff(streak))
         if blocked is not None:
             host_update = HostUpdate(fail_streak=streak, blocked_until=blocked, block_reason=f"Retry-After ({event.status})")
-        if failures >= self.cfg.frontier_max_fetch_failures:
+        if failures >= self.cfg.frontier_max_fetch_failures or self._host_given_up(streak, blocked):
             interval = failure_interval(self.cfg, info.interval_s, info.note.startswith("failed"))
             note = f"failed: {event.error or f'http_{event.status}'}"
             failed = UrlUpdate(
@@ -326,6 +328,31 @@ class Frontier:
             return failed, host_update
         due = blocked if blocked is not None else now + self._backoff(failures)
         return UrlUpdate(state="queued", due_at=due, fail_count=failures), host_update
+
+    def _host_given_up(self, streak: int, blocked: float | None) -> bool:
+        """A host that failed this many fetches in a row, without asking us to wait
+        (Retry-After), is unreachable for this pass: a one-pass crawl must not back off
+        on it for ever. Its URLs come back after the failure recrawl interval."""
+        return blocked is None and streak >= self.cfg.frontier_host_max_failures
+
+    def _give_up_host(self, host: str, reason: str, now: float) -> None:
+        retry_at = now + self.cfg.frontier_failure_recrawl_s
+        dropped = self.state.drop_queued(
+            self.state.queued_urls(host), "failed", f"failed: host_unreachable:{reason}", due_at=retry_at
+        )
+        self.state.update_host(host, HostUpdate(block_reason=f"given up: {reason}"), now, release=False)
+        self.state.bump("hosts_given_up")
+        log.warning(
+            "giving up on host %s for now: %d fetches in a row failed (%s); %d queued URL(s) marked failed, "
+            "tried again in %.0f s", host, self.cfg.frontier_host_max_failures, reason, dropped,
+            self.cfg.frontier_failure_recrawl_s,
+        )  # fmt: skip
+
+    def given_up_hosts(self) -> list[tuple[str, str]]:
+        """(host, why) of every host this crawl gave up on and has not heard from since."""
+        prefix = "given up: "
+        return [(h.host, h.block_reason.removeprefix(prefix)) for h in self.state.hosts(limit=-1)
+                if h.block_reason.startswith(prefix)]
 
     def _done(self, event: PageEvent, info: UrlInfo, now: float) -> UrlUpdate:
         """A response: schedule the recrawl by whether the content changed."""

@@ -196,6 +196,38 @@ def test_limits_the_crawler_reports_are_counted_once_per_outcome(state):
     assert (counters["limit:title_length"], counters["limit:outlinks"]) == (1, 1)
 
 
+def test_a_host_that_stops_answering_is_given_up_and_a_one_pass_crawl_finishes(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_host_max_failures=4, frontier_failure_backoff_s=5)
+    f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(200))))
+    open_host(f, clock)
+    attempts = 0
+    for _ in range(200):
+        for job in f.dispatch():
+            attempts += 1
+            f.complete(answer(job, 0, error="connection"))
+        if f.finished():
+            break
+        clock.now += 60
+    assert f.finished() and attempts == 4
+    assert f.counts().failed == 201
+    assert f.state.url_state(f"{SITE}/7")[:2] == ("failed", "failed: host_unreachable:connection")
+    assert f.given_up_hosts() == [("example.cn", "connection")]
+    assert f.state.counters()["hosts_given_up"] == 1
+
+
+def test_a_host_that_asks_to_wait_is_not_given_up(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_host_max_failures=2)
+    f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(5))))
+    open_host(f, clock)
+    for _ in range(3):
+        for job in f.dispatch():
+            f.complete(answer(job, 503, retry_after="30"))
+        clock.now += 31
+    assert not f.finished() and f.given_up_hosts() == []
+
+
 def test_robots_5xx_defers_the_host_and_404_allows_all(state):
     clock = Clock()
     f = make_frontier(state, clock, frontier_failure_backoff_s=60)

@@ -210,7 +210,8 @@ def test_lastmod_accepts_w3c_dates():
 
 def test_repeated_server_errors_slow_the_host_down_exponentially():
     clock = Clock()
-    f = make(clock, frontier_host_delay_s=1, frontier_failure_backoff_s=10, frontier_max_fetch_failures=10)
+    f = make(clock, frontier_host_delay_s=1, frontier_failure_backoff_s=10, frontier_max_fetch_failures=10,
+             frontier_host_max_failures=10)
     f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/{n}") for n in range(6)]))
     clock.now += 1  # the delay after robots.txt
     waits = []
