@@ -134,14 +134,16 @@ class Frontier:
                 self.state.requeue(url, now)
         return len(added)
 
-    def _admit(self, urls: list[tuple[str, int]], kind: str = "page") -> list[NewUrl]:
+    def _admit(self, urls: list[tuple[str, int]], kind: str = "page", robots_txt: str | None = None) -> list[NewUrl]:
+        """``robots_txt``: rules to judge by instead of the host's current ones."""
         if not urls:
             return []
         records = []
         for url, depth in urls:
             host = host_of(url)
             info = self._host(host, urlsplit(url).scheme)
-            if info.robots_state == "ready" and not self.robots.allowed(host, info.robots_txt, url):
+            rules = robots_txt if robots_txt is not None else (info.robots_txt if info.robots_state == "ready" else None)
+            if rules is not None and not self.robots.allowed(host, rules, url):
                 records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))
             else:
                 records.append(NewUrl(url, host, depth, kind=kind))
@@ -216,12 +218,22 @@ class Frontier:
 
     # --- outcomes ---------------------------------------------------------------------
 
-    def complete(self, event: PageEvent) -> list[PageRemoval]:
-        """Record a fetch outcome; returns the URLs that must now leave the index."""
+    def complete(
+        self, event: PageEvent, publish_removals: Callable[[list[PageRemoval]], None] | None = None
+    ) -> list[PageRemoval]:
+        """Record a fetch outcome; returns the URLs that must now leave the index.
+
+        Follow-up work comes before the outcome is recorded: once it is, a replay of the
+        event (the scheduler killed before committing it) is stale and does nothing, so
+        work left for after would be lost for good. So the redirect target is admitted
+        first, then ``publish_removals`` (which must make them durable: publish and
+        flush) is called, and only then is the URL's lease finished. A crash in
+        between replays the event and does it all again; each step is idempotent.
+        """
         if event.kind == "robots":
             self._complete_robots(event)
             return []
-        return self._complete_page(event)
+        return self._complete_page(event, publish_removals)
 
     def _complete_robots(self, event: PageEvent) -> None:
         info = self.state.get_host(event.host)
@@ -242,19 +254,22 @@ class Frontier:
             self._robots_failed(info, event, now)
 
     def _robots_ready(self, info: HostInfo, robots_txt: str, now: float) -> None:
-        crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
-        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
-        update = HostUpdate(
-            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
-        )
-        self.state.update_host(info.host, update, now, release=True)
+        # Follow-up work first, as in complete(): once the host is marked ready, a
+        # replayed robots event is ignored, and the work would never be done.
         blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
         if blocked:
             self.state.drop_queued(blocked, "excluded", "robots")
         if self.cfg.frontier_sitemaps:
             listed = self.robots.sitemaps(info.host, robots_txt)
             sitemaps = self._in_scope(listed or [f"{info.scheme}://{info.host}/sitemap.xml"])
-            self._admit([(u, 0) for u in sitemaps], kind="sitemap")
+            # Admitted as excluded or not by the rules about to apply, not the old ones.
+            self._admit([(u, 0) for u in sitemaps], kind="sitemap", robots_txt=robots_txt)
+        crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
+        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
+        update = HostUpdate(
+            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
+        )
+        self.state.update_host(info.host, update, now, release=True)
 
     def _robots_failed(self, info: HostInfo, event: PageEvent, now: float) -> None:
         """A 5xx or unreachable robots.txt defers the whole host (RFC 9309 section 2.3.1.4)."""
@@ -282,20 +297,29 @@ class Frontier:
     def _backoff(self, failures: int) -> float:
         return min(self.cfg.frontier_failure_backoff_s * 2 ** (failures - 1), _MAX_HOST_SLOWDOWN_S)
 
-    def _complete_page(self, event: PageEvent) -> list[PageRemoval]:
+    def _complete_page(
+        self, event: PageEvent, publish_removals: Callable[[list[PageRemoval]], None] | None
+    ) -> list[PageRemoval]:
         info = self.state.url_info(event.url)
-        if info is None:
-            return []
+        if info is None or not self.state.is_leased(event.url, event.lease_id):
+            return []  # stale or repeated outcome
         now = self.clock()
         update, host_update = self._page_outcome(event, info, now)
+        removals = self._follow_up(event, info, now)
+        if removals and publish_removals is not None:
+            publish_removals(removals)
         if not self.state.finish(event.url, event.lease_id, update):
-            return []  # stale or repeated outcome
+            return []  # another scheduler recorded it meanwhile
         self.state.update_host(event.host, host_update, now, release=True)
         if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
         self.count_limits(Counter(event.limits))
+        return removals
+
+    def _follow_up(self, event: PageEvent, info: UrlInfo, now: float) -> list[PageRemoval]:
+        """Admit a redirect's target; the removals the outcome calls for."""
         if event.kind != "page":
             return []
         if event.redirect_to:
