@@ -1,0 +1,108 @@
+"""A one-pass `tansuo crawl` of the hostile site (tests/hostile_site.py) with default
+limits finishes by itself, never fetches what robots.txt (reached through two
+redirects) disallows, never leaves the seed's port, indexes every well-formed page
+with the right text and nothing that is not a page, and caps what must be capped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.common.bootstrap import build_search_index
+from services.common.settings import Settings
+from tests.hostile_site import BIG5_TEXT, DISALLOWED, GB18030_TEXT, GBK_TEXT, NOT_INDEXED, WELL_FORMED, RunningHostileSite
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, Path, str]]:
+    data = tmp_path_factory.mktemp("hostile")
+    with RunningHostileSite() as site:
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "crawl", site.base + "/", "--data", str(data),
+             "--no-progress", "--allow-private-networks", "--delay", "0"],
+            cwd=REPO, capture_output=True, text=True, timeout=600,
+            # The one-byte-a-second page would hold the crawl for 3 x 30 s at the default timeout.
+            env={"PATH": "/usr/bin:/bin", "TANSUO_CRAWLER_TIMEOUT_S": "5"},
+        )  # fmt: skip
+        yield site, data, done.stderr
+        assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_crawl_finishes_by_itself(crawled) -> None:  # noqa: ANN001
+    _, _, stderr = crawled
+    assert "crawl finished" in stderr
+
+
+def test_nothing_disallowed_is_fetched_after_a_redirected_robots_txt(crawled) -> None:  # noqa: ANN001
+    site, _, _ = crawled
+    paths = site.paths()
+    assert paths[:3] == ["/robots.txt", "/robots/moved-again.txt", "/robots/real.txt"]
+    assert not [p for p in paths if p.startswith(DISALLOWED)]
+
+
+def test_no_request_reaches_another_port_of_the_address(crawled) -> None:  # noqa: ANN001
+    site, _, _ = crawled
+    assert site.other_port_hits == []
+
+
+def test_traps_are_cut_by_the_default_limits(crawled) -> None:  # noqa: ANN001
+    site, _, _ = crawled
+    paths = site.paths()
+    assert 15 <= sum(p.startswith("/calendar") for p in paths) <= 21
+    assert sum(p.startswith("/redirect-chain/") for p in paths) <= 21
+    assert sum(p.startswith("/deeper/") for p in paths) <= 10
+    assert sum(p.startswith("/session") for p in paths) == 1  # session ids stripped: one URL
+    assert sum(p.startswith("/redirect-loop-") for p in paths) == 2
+
+
+def _index(data: Path):  # noqa: ANN202
+    return build_search_index(Settings(data_dir=data))
+
+
+@pytest.mark.parametrize("path", sorted(WELL_FORMED))
+def test_every_well_formed_page_is_indexed_with_its_title(crawled, path: str) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    doc = _index(data).get(site.base + path)
+    assert doc is not None and doc.title == WELL_FORMED[path]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [("/charset/big5-undeclared.html", BIG5_TEXT), ("/charset/big5-declared.html", BIG5_TEXT),
+     ("/charset/gbk-meta-says-utf8.html", GBK_TEXT), ("/charset/gbk-undeclared.html", GBK_TEXT),
+     ("/charset/gb18030-declared.html", GB18030_TEXT)],
+)  # fmt: skip
+def test_chinese_encodings_are_indexed_as_the_right_text(crawled, path: str, text: str) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    doc = _index(data).get(site.base + path)
+    assert doc is not None and text in doc.body
+
+
+@pytest.mark.parametrize("path", NOT_INDEXED)
+def test_binary_huge_and_slow_responses_are_not_indexed(crawled, path: str) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    assert site.base + path in [site.base + p for p in site.paths()]
+    assert _index(data).get(site.base + path) is None
+
+
+def test_a_huge_title_is_stored_capped(crawled) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    doc = _index(data).get(site.base + "/huge/title.html")
+    assert doc is not None and doc.title == "长" * 512
+
+
+def test_the_frontier_shows_which_limits_cut(crawled) -> None:  # noqa: ANN001
+    _, data, _ = crawled
+    out = subprocess.run([sys.executable, "-m", "services.cli.main", "frontier", "--data", str(data), "--json"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    import json
+
+    limits = json.loads(out.stdout)["limits"]
+    assert {"max_depth", "path_repetition", "title_length", "outlinks"} <= set(limits), limits
