@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import hmac
-
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from services.api.bearer_auth import refuse_unauthorised
 from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
 bp = Blueprint("seeds_api", __name__)
-
-
-def _authorised(token: str) -> bool:
-    header = request.headers.get("Authorization", "")
-    given = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
-    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
 
 
 @bp.post("/seeds")
 def seeds() -> ResponseReturnValue:
     """Body: {"urls": [...], "allow_domains": [...]}; answers 202 once the seeds are queued."""
     cfg = current_app.extensions["tansuo.settings"]
-    if not cfg.api_token:
-        return jsonify(error="seeding over the API is disabled: set TANSUO_API_TOKEN"), 403
-    if not _authorised(cfg.api_token):
-        return jsonify(error="missing or wrong bearer token"), 401, {"WWW-Authenticate": "Bearer"}
+    refused = refuse_unauthorised("seeding")
+    if refused is not None:
+        return refused
     body = request.get_json(silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
         return jsonify(error='expected a JSON object {"urls": [...], "allow_domains": [...]}'), 400

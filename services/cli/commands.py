@@ -99,6 +99,42 @@ def _print_frontier(report: dict) -> None:
     console.print(upcoming)
 
 
+def report(cfg: Settings, args: argparse.Namespace) -> int:
+    """`tansuo report`: per host, what was fetched, skipped and why."""
+    from services.common.bootstrap import build_frontier_state
+    from services.scheduler.crawl_report import crawl_report
+
+    if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
+        raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
+    result = crawl_report(build_frontier_state(cfg))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    _print_report(result, args.hosts)
+    return 0
+
+
+def _print_report(result: dict, hosts: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    def pairs(counts: dict) -> str:
+        return ", ".join(f"{name} {n}" for name, n in counts.items()) or "-"
+
+    console = Console()
+    t = result["totals"]
+    console.print(
+        f"{t['hosts']} hosts: fetched [bold]{t['fetched']}[/], queued {t['queued']}, in flight {t['in_flight']}, "
+        f"given up {t['hosts_given_up']}; skipped: {pairs(t['skipped'])}; failed: {pairs(t['failed'])}; "
+        f"limits hit: {pairs(t['limits'])}"
+    )
+    table = Table("host", "fetched (by status)", "skipped", "failed", "limits hit", "given up", title="per host")
+    for row in result["hosts"][:hosts]:
+        table.add_row(row["host"], f"{row['fetched']} ({pairs(row['by_status'])})", pairs(row["skipped"]),
+                      pairs(row["failed"]), pairs(row["limits"]), row["given_up"] or "-")  # fmt: skip
+    console.print(table)
+
+
 def seed(cfg: Settings, args: argparse.Namespace) -> int:
     from services.common.bootstrap import build_bus
     from services.scheduler.seed_submission import BadSeeds, seed_request, submit

@@ -109,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     frontier.add_argument("--hosts", type=int, default=20, help="hosts to list, busiest first")
     frontier.add_argument("--json", action="store_true", help="print exactly the API's /api/frontier JSON")
 
+    report = sub.add_parser("report", help="what a crawl did and did not do, per host, and why")
+    report.add_argument("--data", required=True, type=Path)
+    report.add_argument("--hosts", type=int, default=50, help="hosts to list, most fetched first")
+    report.add_argument("--json", action="store_true", help="print exactly the API's /api/report JSON (all hosts)")
+
     demo = sub.add_parser("demo", help="build Debian's Chinese manuals as a local site, crawl it, serve the UI")
     demo.add_argument("--data", type=Path, default=Path("tansuo-demo"))
     demo.add_argument("--host", default="127.0.0.1")
@@ -184,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": commands.serve,
         "demo": commands.demo,
         "frontier": commands.frontier,
+        "report": commands.report,
         "seed": commands.seed,
         **{name: handler for name, (handler, _) in SERVICE_COMMANDS.items()},
     }

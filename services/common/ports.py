@@ -168,6 +168,9 @@ class FrontierState(Protocol):
         """Domains submitted with seeds to a running crawl; kept across restarts."""
     def scope_domains(self) -> list[str]: ...
     def bump(self, name: str, by: int = 1) -> None: ...
+    def url_breakdown(self) -> "list[tuple[str, str, str, int | None, int]]":
+        """(host, state, note, status, number of URLs) over every URL: what a crawl did
+        and did not do, for the crawl report. Reads every URL; not for a hot path."""
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
     def counts(self, now: float) -> "FrontierCounts": ...

@@ -87,14 +87,14 @@ class Frontier:
             return self._offer_sitemap(batch)
         depth = batch.depth + 1
         if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
-            self.count_limits(Counter({"max_depth": len(batch.links)}))
+            self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))
             return 0
         return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
 
     def _in_scope(self, urls: Iterable[str]) -> list[str]:
         """Canonical URLs in scope and within the trap limits; limit hits are counted."""
         kept = []
-        hits: Counter[str] = Counter()
+        hits: dict[str, Counter[str]] = {}
         for raw in urls:
             try:
                 url = canonicalize(raw)
@@ -104,17 +104,20 @@ class Frontier:
             if not reason:
                 kept.append(url)
             elif reason not in _NOT_LIMITS:
-                hits[reason] += 1
-        self.count_limits(hits)
+                hits.setdefault(host_of(url), Counter())[reason] += 1
+        for host, counted in hits.items():
+            self.count_limits(counted, host)
         return kept
 
-    def count_limits(self, hits: Counter[str]) -> None:
-        """Each time a limit cut something: a metric, and a frontier counter that
-        `tansuo frontier` shows (``limit:<name>``)."""
+    def count_limits(self, hits: Counter[str], host: str) -> None:
+        """Each time a limit cut something: a metric, and frontier counters that
+        `tansuo frontier` shows (``limit:<name>``) and `tansuo report` per host
+        (``limit:<name>@<host>``)."""
         for name, n in hits.items():
             if n:
                 LIMIT_HITS.labels(limit=name).inc(n)
                 self.state.bump(f"limit:{name}", n)
+                self.state.bump(f"limit:{name}@{host}", n)
 
     def _offer_sitemap(self, batch: LinkBatch) -> int:
         """Sitemap entries are like seeds (depth 0: no page links to them, maybe); a
@@ -239,7 +242,7 @@ class Frontier:
         info = self.state.get_host(event.host)
         if info is None or info.robots_state != "fetching":
             return  # a replayed event: the host has moved on
-        self.count_limits(Counter(event.limits))
+        self.count_limits(Counter(event.limits), event.host)
         now = self.clock()
         if 200 <= event.status < 300:
             self._robots_ready(info, event.robots_txt, now)
@@ -315,7 +318,7 @@ class Frontier:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
-        self.count_limits(Counter(event.limits))
+        self.count_limits(Counter(event.limits), event.host)
         return removals
 
     def _follow_up(self, event: PageEvent, info: UrlInfo, now: float) -> list[PageRemoval]:

@@ -26,7 +26,7 @@ def frontier_report(state: FrontierState, hosts: int = 50, upcoming: int = 20, n
         "hosts_total": counts.hosts,
         # How often each crawl limit cut something (docs/crawl-limits.md).
         "limits": {name.removeprefix("limit:"): n for name, n in sorted(counters.items())
-                   if name.startswith("limit:")},
+                   if name.startswith("limit:") and "@" not in name},
         "hosts_given_up": counters.get("hosts_given_up", 0),
         "hosts": [
             {

@@ -106,3 +106,15 @@ def test_the_frontier_shows_which_limits_cut(crawled) -> None:  # noqa: ANN001
 
     limits = json.loads(out.stdout)["limits"]
     assert {"max_depth", "path_repetition", "title_length", "outlinks"} <= set(limits), limits
+
+
+def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    out = subprocess.run([sys.executable, "-m", "services.cli.main", "report", "--data", str(data), "--json"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    import json
+
+    (row,) = [r for r in json.loads(out.stdout)["hosts"] if r["host"] == site.base.split("//")[1]]
+    assert row["skipped"].get("robots", 0) >= 1
+    assert {"max_depth", "path_repetition", "title_length"} <= set(row["limits"])
+    assert row["fetched"] >= len(WELL_FORMED)

@@ -56,6 +56,7 @@ import dataclasses
 import types
 import typing
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -288,6 +289,27 @@ class RedisFrontierState:
     @translate_errors
     def bump(self, name: str, by: int = 1) -> None:
         self._r.hincrby(f"{self._p}counters", name, by)
+
+    @translate_errors
+    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
+        """A SCAN over every URL hash, in pipelined batches: O(URLs), for reports only."""
+        counted: Counter[tuple[str, str, str, int | None]] = Counter()
+        keys: list[str] = []
+        for key in self._r.scan_iter(match=f"{self._p}u:*", count=1000):
+            keys.append(key)
+            if len(keys) >= 1000:
+                self._count_urls(keys, counted)
+                keys = []
+        self._count_urls(keys, counted)
+        return [(*group, n) for group, n in counted.items()]
+
+    def _count_urls(self, keys: list[str], counted: Counter) -> None:
+        pipe = self._r.pipeline(transaction=False)
+        for key in keys:
+            pipe.hmget(key, "host", "state", "note", "status")
+        for host, state, note, status in pipe.execute() if keys else []:
+            if host is not None:
+                counted[(host, state or "", note or "", int(float(status)) if status else None)] += 1
 
     @translate_errors
     def counters(self) -> dict[str, int]:

@@ -430,6 +430,13 @@ class SqliteFrontierState:
         with self._tx() as db:
             self._bump(db, name, by)
 
+    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT host, state, note, status, COUNT(*) FROM urls GROUP BY host, state, note, status"
+            ).fetchall()
+        return [(h, st, note, status, n) for h, st, note, status, n in rows]
+
     def counters(self) -> dict[str, int]:
         with self._lock:
             return dict(self._db.execute("SELECT name, value FROM counters").fetchall())
