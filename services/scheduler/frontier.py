@@ -33,6 +33,9 @@ _MAX_HOST_SLOWDOWN_S = 3600.0
 # (401, 403: behind a login now; 451: withdrawn for legal reasons), and a search
 # result that leads to either is a dead end.
 _GONE = (401, 403, 404, 410, 451)
+# Fetch errors that are a crawler limit at work: the page size (also decompressed) and
+# the wall time of one request.
+_ERROR_LIMITS = {"too_large": "page_size", "timeout": "wall_time"}
 # Scope reasons that are choices of the operator, not limits a crawl ran into.
 _NOT_LIMITS = frozenset({"off_domain", "not_included", "excluded_pattern"})
 
@@ -318,7 +321,10 @@ class Frontier:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
-        self.count_limits(Counter(event.limits), event.host)
+        cut = Counter(event.limits)
+        if event.error in _ERROR_LIMITS:
+            cut[_ERROR_LIMITS[event.error]] += 1
+        self.count_limits(cut, event.host)
         return removals
 
     def _follow_up(self, event: PageEvent, info: UrlInfo, now: float) -> list[PageRemoval]:

@@ -194,6 +194,12 @@ def test_limits_the_crawler_reports_are_counted_once_per_outcome(state):
     f.complete(event)  # redelivered: stale, not counted again
     counters = f.state.counters()
     assert (counters["limit:title_length"], counters["limit:outlinks"]) == (1, 1)
+    assert counters["limit:outlinks@example.cn"] == 1
+    clock.now += 10
+    f.offer_links(links(f"{SITE}/", f"{SITE}/big"))
+    (job,) = f.dispatch()
+    f.complete(answer(job, 0, error="too_large"))
+    assert f.state.counters()["limit:page_size"] == 1
 
 
 def test_a_host_that_stops_answering_is_given_up_and_a_one_pass_crawl_finishes(state):
