@@ -60,7 +60,25 @@ def cap_event(event: PageEvent, caps: OutcomeCaps) -> PageEvent:
     if any(len(h) > caps.heading_chars for h in headings):
         headings = [h[: caps.heading_chars] for h in headings]
         hits.append("heading_length")
-    return dataclasses.replace(event, title=title, headings=headings, limits=hits)
+    event = dataclasses.replace(event, title=title, headings=headings, limits=hits)
+    return _event_within(event, caps.message_bytes)
+
+
+def _event_within(event: PageEvent, budget: int) -> PageEvent:
+    """Last resort, for settings that let the body (or a rel=canonical URL) grow past
+    one message: cut the canonical, then the body, until the event fits."""
+    size = len(event.to_bytes())
+    if size <= budget:
+        return event
+    limits = [*event.limits, "message_size"]
+    if len(event.canonical) > 4096:
+        event = dataclasses.replace(event, canonical="")
+        size = len(event.to_bytes())
+    if size > budget:
+        body = event.body.encode("utf-8")
+        keep = max(0, len(body) - (size - budget) * _ESCAPE_SLACK)
+        event = dataclasses.replace(event, body=body[:keep].decode("utf-8", errors="ignore"))
+    return dataclasses.replace(event, limits=limits)
 
 
 def cap_links(links: list[Outlink], caps: OutcomeCaps) -> tuple[list[Outlink], list[str]]:

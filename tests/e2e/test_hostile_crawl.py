@@ -5,6 +5,7 @@ with the right text and nothing that is not a page, and caps what must be capped
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,13 +32,18 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, 
             # The one-byte-a-second page would hold the crawl for 3 x 30 s at the default timeout.
             env={"PATH": "/usr/bin:/bin", "TANSUO_CRAWLER_TIMEOUT_S": "5"},
         )  # fmt: skip
-        yield site, data, done.stderr
         assert done.returncode == 0, done.stderr[-3000:]
+        yield site, data, done.stderr
 
 
 def test_the_crawl_finishes_by_itself(crawled) -> None:  # noqa: ANN001
     _, _, stderr = crawled
     assert "crawl finished" in stderr
+
+
+def test_the_crawl_stays_under_500_mb_of_memory(crawled) -> None:  # noqa: ANN001
+    # The largest child this test process has waited for: the crawl (KiB on Linux).
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 500 * 1024
 
 
 def test_nothing_disallowed_is_fetched_after_a_redirected_robots_txt(crawled) -> None:  # noqa: ANN001

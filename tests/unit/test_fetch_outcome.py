@@ -124,3 +124,11 @@ def test_robots_txt_past_512_kib_is_cut_at_a_line_end() -> None:
     event = respond(200, {"Content-Type": "text/plain"}, body, robots).event
     assert event.robots_txt.startswith("User-agent: *\nDisallow: /a\n") and event.robots_txt.endswith("\n")
     assert len(event.robots_txt.encode()) <= 512 * 1024 and event.limits == ["robots_size"]
+
+
+def test_a_body_larger_than_one_message_is_cut_to_fit() -> None:
+    body = ("<title>t</title><p>" + "字" * 600_000 + "</p>").encode()
+    outcome = outcome_from_response(JOB, MSG, 200, {"Content-Type": "text/html; charset=utf-8"}, body,
+                                    max_body_chars=1_000_000, caps=OutcomeCaps(message_bytes=1024 * 1024))
+    assert len(outcome.event.to_bytes()) <= 1024 * 1024 and "message_size" in outcome.event.limits
+    assert outcome.event.body.startswith("字" * 1000) and outcome.event.title == "t"
