@@ -67,6 +67,11 @@ def cap_event(event: PageEvent, caps: OutcomeCaps) -> PageEvent:
 def _event_within(event: PageEvent, budget: int) -> PageEvent:
     """Last resort, for settings that let the body (or a rel=canonical URL) grow past
     one message: cut the canonical, then the body, until the event fits."""
+    # Six bytes a character bounds any JSON escape; most pages are far below the
+    # budget by that bound, and are not serialised here at all.
+    chars = len(event.body) + len(event.title) + sum(map(len, event.headings)) + len(event.canonical)
+    if chars * 6 + 65_536 < budget:
+        return event
     size = len(event.to_bytes())
     if size <= budget:
         return event

@@ -69,7 +69,7 @@ def test_traps_are_cut_by_the_default_limits(crawled) -> None:  # noqa: ANN001
 
 
 def _index(data: Path):  # noqa: ANN202
-    return build_search_index(Settings(data_dir=data))
+    return build_search_index(Settings(data_dir=data), read_only=True)
 
 
 @pytest.mark.parametrize("path", sorted(WELL_FORMED))
@@ -124,3 +124,37 @@ def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:  # noq
     assert row["skipped"].get("robots", 0) >= 1
     assert {"max_depth", "path_repetition", "title_length"} <= set(row["limits"])
     assert row["fetched"] >= len(WELL_FORMED)
+
+
+@pytest.mark.browser
+def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:  # noqa: ANN001
+    import os
+    import urllib.parse
+
+    from services.api.app import create_app
+    from services.api.main import serve
+    from tests.e2e.test_web_ui_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing")
+    from playwright.sync_api import sync_playwright
+
+    _, data, _ = crawled
+    running = serve(create_app(Settings(data_dir=data)), "127.0.0.1", 0)  # read-only, as `tansuo serve`
+    dialogs: list[str] = []
+    titles: dict[str, list[str]] = {}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            page = browser.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            for query in ("标题", "正文内容", "alert", "script"):
+                page.goto(f"{running.url}/?q={urllib.parse.quote(query)}")
+                page.wait_for_load_state("load")
+                titles[query] = page.locator("li.result .result-title").all_inner_texts()
+                page.wait_for_timeout(300)  # let any injected handler (onerror) fire
+            browser.close()
+    finally:
+        running.shutdown()
+    assert dialogs == []
+    assert any("<script>alert('title')</script>" in t for t in titles["标题"]), titles
