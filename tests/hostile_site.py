@@ -43,8 +43,10 @@ class HostileSite:
 
     base: str = ""
     other_port_base: str = ""
+    slow_host_base: str = ""  # a second host, on 127.0.0.2, whose robots.txt asks for a Crawl-delay
     hits: list[Hit] = field(default_factory=list)
     other_port_hits: list[str] = field(default_factory=list)
+    slow_host_hits: list[Hit] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def paths(self) -> list[str]:
@@ -317,6 +319,36 @@ class _OtherPort(BaseHTTPRequestHandler):
         self.wfile.write(b"no")
 
 
+SLOW_HOST_CRAWL_DELAY = 2
+SLOW_HOST_PAGES = 5
+
+
+class _CrawlDelayHost(BaseHTTPRequestHandler):
+    """A polite site that asks for a Crawl-delay: with --delay 0 and parallel fetches per
+    host allowed, its requests must still come at least that far apart."""
+
+    site: HostileSite
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.site.slow_host_hits.append(Hit(self.path, time.monotonic()))
+        status = 200
+        if self.path == "/robots.txt":
+            body, kind = f"User-agent: *\nCrawl-delay: {SLOW_HOST_CRAWL_DELAY}\n".encode(), "text/plain"
+        elif self.path == "/sitemap.xml":
+            status, body, kind = 404, b"no sitemap", "text/plain"
+        else:
+            links = "".join(f'<a href="/page/{i}.html">第{i}页</a>' for i in range(SLOW_HOST_PAGES))
+            body, kind = _page("慢一点", f"<p>请慢一点抓取。</p>{links}").encode(), "text/html; charset=utf-8"
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 class RunningHostileSite:
     """Context manager: the hostile site and the off-limits port, each in a thread."""
 
@@ -327,9 +359,11 @@ class RunningHostileSite:
     def __enter__(self) -> HostileSite:
         other = _Server(("127.0.0.1", 0), type("Other", (_OtherPort,), {"site": self.site}))
         main = _Server(("127.0.0.1", 0), type("Hostile", (Handler,), {"site": self.site}))
+        slow = _Server(("127.0.0.2", 0), type("CrawlDelay", (_CrawlDelayHost,), {"site": self.site}))
         self.site.other_port_base = f"http://127.0.0.1:{other.server_address[1]}"
         self.site.base = f"http://127.0.0.1:{main.server_address[1]}"
-        for server in (other, main):
+        self.site.slow_host_base = f"http://127.0.0.2:{slow.server_address[1]}"
+        for server in (other, main, slow):
             threading.Thread(target=server.serve_forever, daemon=True).start()
             self._servers.append(server)
         return self.site

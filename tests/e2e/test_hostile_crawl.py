@@ -15,7 +15,17 @@ import pytest
 
 from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
-from tests.hostile_site import BIG5_TEXT, DISALLOWED, GB18030_TEXT, GBK_TEXT, NOT_INDEXED, WELL_FORMED, RunningHostileSite
+from tests.hostile_site import (
+    BIG5_TEXT,
+    DISALLOWED,
+    GB18030_TEXT,
+    GBK_TEXT,
+    NOT_INDEXED,
+    SLOW_HOST_CRAWL_DELAY,
+    SLOW_HOST_PAGES,
+    WELL_FORMED,
+    RunningHostileSite,
+)
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -26,7 +36,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, 
     data = tmp_path_factory.mktemp("hostile")
     with RunningHostileSite() as site:
         done = subprocess.run(
-            [sys.executable, "-m", "services.cli.main", "crawl", site.base + "/", "--data", str(data),
+            [sys.executable, "-m", "services.cli.main", "crawl", site.base + "/", site.slow_host_base + "/", "--data", str(data),
              "--no-progress", "--allow-private-networks", "--delay", "0"],
             cwd=REPO, capture_output=True, text=True, timeout=600,
             # The one-byte-a-second page would hold the crawl for 3 x 30 s at the default timeout.
@@ -51,6 +61,15 @@ def test_nothing_disallowed_is_fetched_after_a_redirected_robots_txt(crawled) ->
     paths = site.paths()
     assert paths[:3] == ["/robots.txt", "/robots/moved-again.txt", "/robots/real.txt"]
     assert not [p for p in paths if p.startswith(DISALLOWED)]
+
+
+def test_no_two_requests_to_a_host_come_closer_than_its_crawl_delay(crawled) -> None:  # noqa: ANN001
+    # --delay 0 lets a host take parallel fetches; its Crawl-delay must still win.
+    site, _, _ = crawled
+    hits = site.slow_host_hits
+    assert len(hits) == 3 + SLOW_HOST_PAGES  # robots.txt, /sitemap.xml, the home page, its pages
+    gaps = [b.at - a.at for a, b in zip(hits, hits[1:])]
+    assert min(gaps) >= SLOW_HOST_CRAWL_DELAY, gaps
 
 
 def test_no_request_reaches_another_port_of_the_address(crawled) -> None:  # noqa: ANN001
