@@ -8,7 +8,16 @@ import threading
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from services.api import frontier_api, health, metrics_endpoint, request_ids, search_api, seeds_api, web_ui
+from services.api import (
+    frontier_api,
+    health,
+    metrics_endpoint,
+    report_api,
+    request_ids,
+    search_api,
+    seeds_api,
+    web_ui,
+)
 from services.api.search_service import SearchService
 from services.api.suggest_service import SuggestService
 from services.common.bootstrap import build_search_index
@@ -38,6 +47,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
+    app.register_blueprint(report_api.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(metrics_endpoint.bp)

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import hmac
-
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from services.api.bearer_auth import refuse_unauthorised
 from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
 bp = Blueprint("seeds_api", __name__)
-
-
-def _authorised(token: str) -> bool:
-    header = request.headers.get("Authorization", "")
-    given = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
-    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
 
 
 @bp.post("/seeds")
 def seeds() -> ResponseReturnValue:
     """Body: {"urls": [...], "allow_domains": [...]}; answers 202 once the seeds are queued."""
     cfg = current_app.extensions["tansuo.settings"]
-    if not cfg.api_token:
-        return jsonify(error="seeding over the API is disabled: set TANSUO_API_TOKEN"), 403
-    if not _authorised(cfg.api_token):
-        return jsonify(error="missing or wrong bearer token"), 401, {"WWW-Authenticate": "Bearer"}
+    refused = refuse_unauthorised("seeding")
+    if refused is not None:
+        return refused
     body = request.get_json(silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
         return jsonify(error='expected a JSON object {"urls": [...], "allow_domains": [...]}'), 400
@@ -33,7 +25,9 @@ def seeds() -> ResponseReturnValue:
     if not isinstance(domains, list) or not all(isinstance(d, str) for d in domains):
         return jsonify(error="allow_domains must be a list of strings"), 400
     try:
-        req = seed_request(body["urls"], domains, source="api")
+        # The crawler would refuse a private address at fetch time; refuse it here too,
+        # as `tansuo crawl` does, so the caller hears why instead of seeing nothing crawled.
+        req = seed_request(body["urls"], domains, source="api", allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         return jsonify(error=str(exc)), 400
     bus = current_app.extensions.get("tansuo.bus")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import json
 import html
 import sys
 import threading
-from urllib.parse import urlsplit
 
 from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
@@ -20,20 +20,12 @@ class CommandError(Exception):
 
 
 def _check_seeds(cfg: Settings, seeds: list[str]) -> None:
-    from services.crawler.network_guard import host_is_private
     from services.scheduler.seed_submission import BadSeeds, seed_request
 
     try:
-        seed_request(seeds)
+        seed_request(seeds, allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         raise CommandError(str(exc)) from None
-    for seed in seeds:
-        hostname = urlsplit(seed.strip()).hostname or ""
-        if not cfg.crawler_allow_private_networks and host_is_private(hostname):
-            raise CommandError(
-                f"seed {seed} is on a loopback or private network address; "
-                "pass --allow-private-networks to crawl local sites"
-            )
 
 
 def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None, continuous: bool = False) -> int:  # noqa: ANN001
@@ -52,6 +44,10 @@ def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None, continuo
         f"{summary.documents} documents in the index, PageRank over {summary.pagerank_nodes} pages",
         file=sys.stderr,
     )
+    if summary.given_up:
+        shown = ", ".join(f"{host} ({why})" for host, why in summary.given_up[:10])
+        more = f" and {len(summary.given_up) - 10} more" if len(summary.given_up) > 10 else ""
+        print(f"gave up on {len(summary.given_up)} unreachable host(s): {shown}{more}", file=sys.stderr)
     return 0 if summary.finished else EXIT_INTERRUPTED
 
 
@@ -92,10 +88,51 @@ def _print_frontier(report: dict) -> None:
         for b in report["blocked_hosts"]:
             blocked.add_row(b["host"], f"{b['in_s']:.0f}", b["reason"])
         console.print(blocked)
+    if report.get("limits"):
+        limits = Table("limit", "times it cut something", title="crawl limits hit")
+        for name, n in report["limits"].items():
+            limits.add_row(name, str(n))
+        console.print(limits)
     upcoming = Table("url", "state", "in s", title="next fetches and recrawls")
     for u in report["upcoming"]:
         upcoming.add_row(u["url"], u["state"], f"{u['in_s']:.0f}")
     console.print(upcoming)
+
+
+def report(cfg: Settings, args: argparse.Namespace) -> int:
+    """`tansuo report`: per host, what was fetched, skipped and why."""
+    from services.common.bootstrap import build_frontier_state
+    from services.scheduler.crawl_report import crawl_report
+
+    if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
+        raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
+    result = crawl_report(build_frontier_state(cfg))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    _print_report(result, args.hosts)
+    return 0
+
+
+def _print_report(result: dict, hosts: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    def pairs(counts: dict) -> str:
+        return ", ".join(f"{name} {n}" for name, n in counts.items()) or "-"
+
+    console = Console()
+    t = result["totals"]
+    console.print(
+        f"{t['hosts']} hosts: fetched [bold]{t['fetched']}[/], queued {t['queued']}, in flight {t['in_flight']}, "
+        f"given up {t['hosts_given_up']}; skipped: {pairs(t['skipped'])}; failed: {pairs(t['failed'])}; "
+        f"limits hit: {pairs(t['limits'])}"
+    )
+    table = Table("host", "fetched (by status)", "skipped", "failed", "limits hit", "given up", title="per host")
+    for row in result["hosts"][:hosts]:
+        table.add_row(row["host"], f"{row['fetched']} ({pairs(row['by_status'])})", pairs(row["skipped"]),
+                      pairs(row["failed"]), pairs(row["limits"]), row["given_up"] or "-")  # fmt: skip
+    console.print(table)
 
 
 def seed(cfg: Settings, args: argparse.Namespace) -> int:
@@ -103,7 +140,8 @@ def seed(cfg: Settings, args: argparse.Namespace) -> int:
     from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
     try:
-        request = seed_request(args.seeds, args.allow_domain, source="cli")
+        request = seed_request(args.seeds, args.allow_domain, source="cli",
+                               allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         raise CommandError(str(exc)) from None
     bus = build_bus(cfg)
@@ -185,6 +223,27 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _start_demo_site(server_class, site_dir: Path, requested: int, remembered: Path):  # noqa: ANN001, ANN202
+    """The demo site on the port asked for, else on the port of the last run: a run
+    stopped with Ctrl-C resumes with its frontier full of URLs on that port, which a
+    new random port would leave unreachable (and the index with two copies)."""
+    port = requested
+    if not port and remembered.exists():
+        try:
+            port = int(remembered.read_text().strip())
+        except ValueError:
+            port = 0
+    try:
+        site = server_class(site_dir, host="127.0.0.1", port=port).start()
+    except OSError:
+        if requested:
+            raise
+        site = server_class(site_dir, host="127.0.0.1", port=0).start()  # taken: the crawl gives the old one up
+    remembered.parent.mkdir(parents=True, exist_ok=True)
+    remembered.write_text(str(site.port))
+    return site
+
+
 def demo(cfg: Settings, args: argparse.Namespace) -> int:
     """Build Debian's Chinese manuals as a local site, serve it, crawl it, serve the UI."""
     from services.cli.demo_site import build_demo_site
@@ -192,8 +251,7 @@ def demo(cfg: Settings, args: argparse.Namespace) -> int:
 
     site_dir = cfg.data_dir / "site"
     pages = build_demo_site(site_dir)
-    site = SiteServer(site_dir, host="127.0.0.1", port=args.site_port)
-    site.start()
+    site = _start_demo_site(SiteServer, site_dir, args.site_port, cfg.data_dir / "site-port")
     print(f"demo site: {pages} pages of Debian's Chinese manuals at {site.url}", file=sys.stderr)
     demo_cfg = cfg.model_copy(
         update={"crawler_allow_private_networks": True, "frontier_host_delay_s": args.delay, "data_dir": cfg.data_dir / "crawl"}

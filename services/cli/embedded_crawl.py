@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.bootstrap import (
     build_bus,
@@ -66,6 +66,7 @@ class CrawlSummary:
     progress: CrawlProgress
     documents: int
     pagerank_nodes: int
+    given_up: list[tuple[str, str]] = field(default_factory=list)  # (host, why) unreachable this pass
 
 
 class EmbeddedCrawl:
@@ -169,6 +170,7 @@ class EmbeddedCrawl:
         now = time.time()
         # Expires exactly the leases taken before this run started.
         released = self.frontier.state.expire_leases(now, now - self._started_wall)
+        released += len(self.frontier.state.expire_robots_claims(now, now - self._started_wall))
         if released:
             log.info("%d URL(s) leased by an earlier run and never fetched are queued again", released)
 
@@ -186,4 +188,5 @@ class EmbeddedCrawl:
             progress=self.progress(),
             documents=self.index.count(),
             pagerank_nodes=run.nodes,
+            given_up=self.frontier.given_up_hosts(),
         )

@@ -54,7 +54,8 @@ def _crawl_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include", action="append", default=[], metavar="REGEX", help="URLs must match one of these")
     p.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="URLs matching any are skipped")
     p.add_argument("--max-pages", type=int, help="stop after fetching this many pages in all")
-    p.add_argument("--max-depth", type=int, help="links followed from a seed (seed = 0)")
+    p.add_argument("--max-depth", type=int,
+                   help="links and redirects followed from a seed (seed = 0; default 20)")
     p.add_argument("--delay", type=float, help="minimum seconds between two requests to one host (default 1)")
     p.add_argument("--concurrency", type=int, help="parallel requests over all hosts (default 16)")
     p.add_argument(
@@ -107,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
     frontier.add_argument("--data", required=True, type=Path)
     frontier.add_argument("--hosts", type=int, default=20, help="hosts to list, busiest first")
     frontier.add_argument("--json", action="store_true", help="print exactly the API's /api/frontier JSON")
+
+    report = sub.add_parser("report", help="what a crawl did and did not do, per host, and why")
+    report.add_argument("--data", required=True, type=Path)
+    report.add_argument("--hosts", type=int, default=50, help="hosts to list, most fetched first")
+    report.add_argument("--json", action="store_true", help="print exactly the API's /api/report JSON (all hosts)")
 
     demo = sub.add_parser("demo", help="build Debian's Chinese manuals as a local site, crawl it, serve the UI")
     demo.add_argument("--data", type=Path, default=Path("tansuo-demo"))
@@ -185,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": commands.serve,
         "demo": commands.demo,
         "frontier": commands.frontier,
+        "report": commands.report,
         "seed": commands.seed,
         "eval": eval_command.run,
         **{name: handler for name, (handler, _) in SERVICE_COMMANDS.items()},

@@ -32,6 +32,12 @@ FRONTIER_URLS = Gauge("tansuo_frontier_urls", "URLs in the frontier, by state.",
 FRONTIER_DUE = Gauge("tansuo_frontier_due_urls", "Queued URLs whose fetch time has come.")
 FRONTIER_HOSTS = Gauge("tansuo_frontier_hosts", "Hosts the frontier knows.")
 FRONTIER_BLOCKED_HOSTS = Gauge("tansuo_frontier_blocked_hosts", "Hosts blocked by Retry-After or robots.txt failures.")
+LIMIT_HITS = Counter(
+    "tansuo_crawl_limit_hits_total",
+    "URLs, links or fields cut by a crawl limit (depth, path depth, repeated segments, URL length, "
+    "query parameters, outlinks per page, field lengths, message size), by limit.",
+    ["limit"],
+)
 JOBS_DISPATCHED = Counter("tansuo_fetch_jobs_dispatched_total", "Fetch jobs handed to crawlers.")
 POLITENESS_WAIT = Histogram(
     "tansuo_politeness_wait_seconds",

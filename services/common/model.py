@@ -105,6 +105,7 @@ class PageEvent(WireMessage):
     store_key: str = ""  # where the raw bytes live in the page store
     robots_txt: str = ""  # body of a robots.txt job
     size: int = 0  # bytes received
+    limits: list[str] = field(default_factory=list)  # crawl limits that cut this page (docs/crawl-limits.md)
 
     @property
     def indexable(self) -> bool:

@@ -52,7 +52,13 @@ class Settings(BaseSettings):
     frontier_allow_domains: StrList = ()  # "example.cn" or "*.example.cn"
     frontier_include_patterns: StrList = ()  # regexes a URL must match (any)
     frontier_exclude_patterns: StrList = ()  # regexes a URL must not match
-    frontier_max_depth: int | None = Field(default=None, ge=0)
+    # Links (and redirects) followed from a seed; None = no limit. Heritrix's maxHops is 20:
+    # a calendar's "next month" link or an endless redirect chain ends there.
+    frontier_max_depth: int | None = Field(default=20, ge=0)
+    # Crawler-trap limits on a URL's shape (services/scheduler/url_limits.py).
+    frontier_max_path_depth: int = Field(default=20, ge=1)  # path segments
+    frontier_max_path_repetitions: int = Field(default=2, ge=1)  # times one segment may appear
+    frontier_max_query_params: int = Field(default=16, ge=1)
     frontier_max_pages: int | None = Field(default=None, ge=1)  # pages fetched, in all
     frontier_host_page_budget: int = Field(default=100_000, ge=1)  # trap guard per host
     frontier_max_url_length: int = Field(default=2048, ge=64)
@@ -68,6 +74,10 @@ class Settings(BaseSettings):
     frontier_robots_ttl_s: float = Field(default=86_400.0, gt=0)
     frontier_max_fetch_failures: int = Field(default=3, ge=1)  # quick retries before "failed"
     frontier_failure_backoff_s: float = Field(default=5.0, ge=0)  # first quick retry; doubles
+    # Fetches of one host failing in a row (no response, or 5xx without Retry-After)
+    # before the host is given up for this pass: its queued URLs are marked failed and
+    # come back after frontier_failure_recrawl_s.
+    frontier_host_max_failures: int = Field(default=4, ge=1)
     # Recrawl: first after the initial interval; unchanged content (same hash or 304)
     # multiplies the interval by the factor, changed content divides it, within bounds.
     frontier_recrawl_initial_s: float = Field(default=3600.0, gt=0)
@@ -88,6 +98,16 @@ class Settings(BaseSettings):
     # A crawler inside a cluster must not reach internal services unless told to.
     crawler_allow_private_networks: bool = False
     crawler_max_body_chars: int = Field(default=200_000, ge=1000)
+    # RFC 9309 2.3.1.2: follow at least five redirects of robots.txt; more, and the
+    # file counts as unavailable (everything allowed).
+    crawler_robots_max_redirects: int = Field(default=5, ge=0)
+    crawler_max_robots_bytes: int = Field(default=512 * 1024, ge=500 * 1024)  # RFC 9309: at least 500 KiB
+    # What one page may carry onto the bus and into the index (services/crawler/message_caps.py).
+    crawler_max_title_chars: int = Field(default=512, ge=16)
+    crawler_max_headings: int = Field(default=100, ge=1)
+    crawler_max_heading_chars: int = Field(default=256, ge=16)
+    crawler_max_anchor_chars: int = Field(default=256, ge=16)
+    crawler_max_outlinks: int = Field(default=5000, ge=1)  # links published per page
 
     # --- search index backend (Elasticsearch)
     index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index

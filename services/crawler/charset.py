@@ -29,6 +29,11 @@ _META_CHARSET = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([a-z0-9_.:+-]+)
 _PRESCAN_BYTES = 8192
 _DETECT_BYTES = 64 * 1024  # charset-normalizer is slow on big pages; a prefix is enough
 _MAX_BAD_RATIO = 0.01  # a declared label survives up to 1% undecodable characters
+# Undeclared Chinese pages are GB (mainland) or Big5 (Taiwan, Hong Kong). Big5 bytes
+# nearly always decode without error as GB18030 too (國立臺灣大學 becomes 瓣ミ籓芖厩瓜),
+# so decoding without error proves nothing: when both do, the text decides.
+_CHINESE_CODECS = ("gb18030", "big5hkscs")
+_DETECTOR_NAMES = {"gb18030": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs", "big5hkscs": "big5hkscs"}
 
 
 def decode_html(body: bytes, content_type: str = "") -> tuple[str, str]:
@@ -101,11 +106,15 @@ def _first_that_decodes(body: bytes, declared: list[str]) -> tuple[str, str] | N
 
 
 def _detect(body: bytes) -> tuple[str, str] | None:
-    for name in ("utf-8", "gb18030"):
-        try:
-            return body.decode(name), name
-        except UnicodeDecodeError:
-            continue
+    try:
+        return body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    chinese = _strict_decodes(body, _CHINESE_CODECS)
+    if len(chinese) == 1:
+        return chinese[0]
+    if chinese:
+        return _simplified_or_traditional(body, chinese)
     best = from_bytes(body[:_DETECT_BYTES]).best()
     if best is None:
         return None
@@ -114,3 +123,21 @@ def _detect(body: bytes) -> tuple[str, str] | None:
         return body.decode(name, errors="replace"), name
     except LookupError:
         return None
+
+
+def _strict_decodes(body: bytes, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    decoded = []
+    for name in names:
+        try:
+            decoded.append((body.decode(name), name))
+        except UnicodeDecodeError:
+            continue
+    return decoded
+
+
+def _simplified_or_traditional(body: bytes, candidates: list[tuple[str, str]]) -> tuple[str, str]:
+    """The candidate whose text reads as Chinese: charset-normalizer, held to GB18030
+    and Big5, judges by character frequencies; GB18030 when it cannot tell."""
+    best = from_bytes(body[:_DETECT_BYTES], cp_isolation=["gb18030", "big5"]).best()
+    wanted = _DETECTOR_NAMES.get(best.encoding, "gb18030") if best is not None else "gb18030"
+    return next((c for c in candidates if c[1] == wanted), candidates[0])

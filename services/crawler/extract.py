@@ -18,7 +18,7 @@ from services.common.model import Outlink
 from services.crawler.boilerplate import link_page_text, prune
 from services.crawler.page_text import body_text, collapse, text_of
 from services.crawler.robots_directives import header_robots, meta_robots
-from services.scheduler.url_canonical import BadUrl, canonicalize
+from services.common.url_canonical import BadUrl, canonicalize
 
 _SKIP_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "#")
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -15,21 +15,29 @@ from services.common.model import FetchJob, LinkBatch, PageEvent, StoredPage, ur
 from services.common.ports import Message
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
+from services.crawler.message_caps import OutcomeCaps, cap_event, cap_links, cap_robots, chunk_sitemap
 from services.crawler.sitemap_parse import sitemap_batch
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
+_BINARY_MAGIC = (
+    b"%PDF-", b"PK\x03\x04", b"PK\x05\x06", b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a",
+    b"\x1f\x8b", b"\xfd7zXZ\x00", b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07", b"\xd0\xcf\x11\xe0",
+    b"OggS", b"fLaC", b"\x1aE\xdf\xa3", b"\x00asm", b"\x7fELF",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class FetchOutcome:
-    """What the publisher does for one job: store ``page``, publish ``links`` (if any)
-    then ``event``, then commit ``message``."""
+    """What the publisher does for one job: store ``page``, publish ``links`` and
+    ``more_links`` (if any) then ``event``, then commit ``message``. ``more_links`` holds
+    the further chunks of a sitemap too large for one message."""
 
     message: Message
     event: PageEvent
     links: LinkBatch | None = None
     page: StoredPage | None = None
+    more_links: tuple[LinkBatch, ...] = ()
 
 
 def outcome_from_error(job: FetchJob, message: Message, error: str) -> FetchOutcome:
@@ -44,23 +52,27 @@ def outcome_from_response(
     headers: Mapping[str, str],
     body: bytes,
     max_body_chars: int,
+    caps: OutcomeCaps = OutcomeCaps(),
 ) -> FetchOutcome:
     """``headers`` is flat (one string per name); names are matched case-insensitively."""
     fetched_at = time.time()
     lower = {k.lower(): v for k, v in headers.items()}
     event = _response_event(job, status, lower, body, fetched_at)
-    links = None
+    links, more = None, ()
     if job.kind == "robots" and 200 <= status < 300:
-        event = replace(event, robots_txt=_robots_text(body))
+        text, hits = cap_robots(_robots_text(body), caps)
+        event = replace(event, robots_txt=text, limits=hits)
     elif job.kind == "sitemap" and 200 <= status < 300:
-        links, digest = sitemap_batch(job, body, max_bytes=50 * 1024 * 1024)
+        batch, digest = sitemap_batch(job, body, max_bytes=50 * 1024 * 1024)
+        links, *rest = chunk_sitemap(batch, caps)
+        more = tuple(rest)
         event = replace(event, content_hash=digest)
     elif job.kind == "page" and 200 <= status < 300:
-        event, links = _html_fields(job, event, lower, body, max_body_chars)
+        event, links = _html_fields(job, event, lower, body, max_body_chars, caps)
     page = None
     if body:
         page = StoredPage(job.url, status, dict(headers), fetched_at, body, event.content_hash)
-    return FetchOutcome(message, event, links, page)
+    return FetchOutcome(message, event, links, page, more)
 
 
 def _base_event(job: FetchJob, fetched_at: float, **fields: object) -> PageEvent:
@@ -87,9 +99,9 @@ def _response_event(
 
 
 def _html_fields(
-    job: FetchJob, event: PageEvent, headers: Mapping[str, str], body: bytes, max_body_chars: int
+    job: FetchJob, event: PageEvent, headers: Mapping[str, str], body: bytes, max_body_chars: int, caps: OutcomeCaps
 ) -> tuple[PageEvent, LinkBatch | None]:
-    if not is_html(event.content_type, body):
+    if not is_html(event.content_type, body) or looks_binary(body):
         return replace(event, error="not_html"), None
     text, encoding = decode_html(body, headers.get("content-type", ""))
     content = extract(job.url, text, headers, encoding=encoding, max_body_chars=max_body_chars)
@@ -106,8 +118,12 @@ def _html_fields(
         link_page=content.own_text is not None,
         own_text=content.own_text or "",
     )
+    event = cap_event(event, caps)
+    links, hits = cap_links(content.links, caps)
+    if hits:
+        event = replace(event, limits=[*event.limits, *hits])
     # Published even when empty: the ranker learns from it that the page is a graph node.
-    return event, LinkBatch(source=job.url, depth=job.depth, links=content.links)
+    return event, LinkBatch(source=job.url, depth=job.depth, links=links)
 
 
 def mime_type(content_type: str) -> str:
@@ -121,6 +137,14 @@ def is_html(mime: str, body: bytes) -> bool:
         return mime in HTML_TYPES
     head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     return any(marker in head for marker in _SNIFF_MARKERS)
+
+
+def looks_binary(body: bytes) -> bool:
+    """A file format's magic number at the start: PDF, ZIP (and docx, xlsx...), images,
+    archives, audio and video. Servers label such files text/html often enough; parsed
+    as HTML they index as text full of U+FFFD."""
+    head = body[:16].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(_BINARY_MAGIC)
 
 
 def _robots_text(body: bytes) -> str:

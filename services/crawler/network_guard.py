@@ -8,13 +8,13 @@ Two layers, both Scrapy components chosen in ``scrapy_settings``:
 - ``PrivateAddressMiddleware`` checks IP literals and resolves host names *before* the
   download, so the job is reported as "private_address" rather than as a DNS failure.
 
-The plain functions are for the CLI, to warn before a crawl starts.
+Which addresses are public is services/common/address_policy.py, shared with the CLI
+and the API, which refuse private seeds before a crawl starts.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import socket
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,15 +24,14 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
 
+from services.common.address_policy import host_is_private, is_public_address
+
+__all__ = ["PrivateAddressError", "PrivateAddressMiddleware", "PrivateAddressRefused", "PublicOnlyResolver",
+           "host_is_private", "is_public_address"]
+
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-
-IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-# Carrier-grade NAT (RFC 6598) is not "private" to the ipaddress module, but it is
-# someone's internal network all the same.
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")
-
 
 class PrivateAddressError(DNSLookupError):
     """A host name resolved to an address the crawler must not connect to."""
@@ -40,37 +39,6 @@ class PrivateAddressError(DNSLookupError):
 
 class PrivateAddressRefused(IgnoreRequest):
     """The request was dropped before download because its host is not public."""
-
-
-def is_public_address(ip: str | IpAddress) -> bool:
-    """True for a globally routable unicast address; False for anything else, including garbage."""
-    try:
-        address = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped  # ::ffff:10.0.0.1 reaches 10.0.0.1
-    if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
-        return False
-    return address.is_global and not (
-        address.is_private or address.is_loopback or address.is_link_local
-        or address.is_multicast or address.is_reserved or address.is_unspecified
-    )
-
-
-def host_is_private(host: str) -> bool:
-    """True if ``host`` is, or resolves to, any non-public address. Blocks on DNS;
-    a name that does not resolve is not private (the fetch will fail with "dns")."""
-    host = host.strip("[]")
-    try:
-        return not is_public_address(ipaddress.ip_address(host))
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        return False
-    return any(not is_public_address(str(info[4][0]).split("%")[0]) for info in infos)
 
 
 class PublicOnlyResolver(CachingThreadedResolver):

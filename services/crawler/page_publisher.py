@@ -64,6 +64,8 @@ class PagePublisher:
         # Links first: the scheduler sees a page's outlinks before it hears the page is done.
         if outcome.links is not None:
             self._bus.publish(TOPIC_LINKS, outcome.links.to_bytes(), key=event.host)
+        for chunk in outcome.more_links:
+            self._bus.publish(TOPIC_LINKS, chunk.to_bytes(), key=event.host)
         self._bus.publish(TOPIC_PAGES, event.to_bytes(), key=event.host)
 
     def _failed(self, exc: BaseException) -> None:

@@ -23,12 +23,15 @@ from services.common.ports import Message
 from services.crawler.crawl_session import CrawlSession
 from services.crawler.fetch_errors import error_kind
 from services.crawler.fetch_outcome import FetchOutcome, outcome_from_error, outcome_from_response
+from services.crawler.message_caps import OutcomeCaps
 
 logger = logging.getLogger(__name__)
 
 _JOB = "tansuo_job"
 _MESSAGE = "tansuo_message"
 _BYTES = "tansuo_bytes_seen"
+_HOPS = "tansuo_robots_hops"
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 class TansuoSpider(scrapy.Spider):
@@ -37,6 +40,7 @@ class TansuoSpider(scrapy.Spider):
     def __init__(self, session: CrawlSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session
+        self._caps = OutcomeCaps.from_settings(session.cfg)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TansuoSpider:
@@ -70,8 +74,12 @@ class TansuoSpider(scrapy.Spider):
                   "handle_httpstatus_all": True, "dont_merge_cookies": True},
         )
 
-    def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome]:
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome | Request]:
         job, message = response.meta[_JOB], response.meta[_MESSAGE]
+        follow = self._robots_redirect(job, response)
+        if follow is not None:
+            yield follow  # the job's one outcome comes from the end of the chain
+            return
         latency = response.meta.get("download_latency")  # set by Scrapy's downloader
         if latency is not None:
             FETCH_DURATION.observe(latency)
@@ -80,12 +88,31 @@ class TansuoSpider(scrapy.Spider):
         with log_context(job_id=job.lease_id):
             try:
                 outcome = outcome_from_response(job, message, response.status, flat_headers(response.headers),
-                                                response.body, self.session.cfg.crawler_max_body_chars)
+                                                response.body, self.session.cfg.crawler_max_body_chars, self._caps)
             except Exception:  # a parser bug must still report and release the job
                 logger.exception("could not parse %s", job.url)
                 ERRORS.labels(service="crawler", kind="parse_error").inc()
                 outcome = outcome_from_error(job, message, "parse_error")
         yield outcome
+
+    def _robots_redirect(self, job: FetchJob, response: Response) -> Request | None:
+        """The next hop of a robots.txt redirect, or None to report this response.
+
+        Pages' redirects are the scheduler's business (the target is a URL like any
+        other), but robots.txt must be read where it ends up: http://host/robots.txt
+        moved to https://host/robots.txt is the same host's rules (RFC 9309 2.3.1.2).
+        """
+        if job.kind != "robots" or response.status not in _REDIRECTS:
+            return None
+        hops = response.meta.get(_HOPS, 0)
+        location = response.headers.get("Location")
+        if hops >= self.session.cfg.crawler_robots_max_redirects or not location:
+            return None
+        target = response.urljoin(_header_text(location).strip())
+        if not target.lower().startswith(("http://", "https://")):
+            return None
+        meta = {**response.meta, _HOPS: hops + 1, _BYTES: 0}
+        return response.request.replace(url=target, meta=meta, headers={})
 
     def on_error(self, failure: Failure) -> Iterator[FetchOutcome]:
         request = failure.request  # type: ignore[attr-defined]

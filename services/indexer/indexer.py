@@ -24,8 +24,8 @@ from services.common.model import (
 )
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
+from services.common.url_canonical import canonical_preference
 from services.indexer.document_builder import build_document, doc_url, site_of
-from services.scheduler.url_canonical import canonical_preference
 
 log = logging.getLogger(__name__)
 

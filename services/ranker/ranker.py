@@ -49,7 +49,7 @@ from services.common.model import (
 from services.common.ports import Bus, LinkGraph, Message, SearchIndex
 from services.common.settings import Settings
 from services.ranker.pagerank import compute_pagerank
-from services.scheduler.url_canonical import BadUrl, canonicalize
+from services.common.url_canonical import BadUrl, canonicalize
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
+from services.common.metrics import LIMIT_HITS
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
 from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, PageRemoval
 from services.common.ports import FrontierState
@@ -18,15 +20,24 @@ from services.common.settings import Settings
 from services.scheduler.recrawl_policy import failure_interval, next_interval, parse_lastmod
 from services.scheduler.retry_after import retry_after_until
 from services.scheduler.robots_rules import RobotsRules
-from services.scheduler.scope import Scope
-from services.scheduler.url_canonical import BadUrl, canonicalize, host_of
+from services.scheduler.scope import Scope, seed_domains
+from services.common.url_canonical import BadUrl, canonicalize, host_of
+from services.scheduler.url_limits import UrlLimits
 
 log = logging.getLogger(__name__)
 
 # Errors that another try will not fix: the URL is finished, not retried.
 _FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
 _MAX_HOST_SLOWDOWN_S = 3600.0
-_GONE = (404, 410)
+# Answered twice in a row, the page leaves the index: it is gone, or no longer public
+# (401, 403: behind a login now; 451: withdrawn for legal reasons), and a search
+# result that leads to either is a dead end.
+_GONE = (401, 403, 404, 410, 451)
+# Fetch errors that are a crawler limit at work: the page size (also decompressed) and
+# the wall time of one request.
+_ERROR_LIMITS = {"too_large": "page_size", "timeout": "wall_time"}
+# Scope reasons that are choices of the operator, not limits a crawl ran into.
+_NOT_LIMITS = frozenset({"off_domain", "not_included", "excluded_pattern"})
 
 
 class Frontier:
@@ -43,6 +54,7 @@ class Frontier:
         self.scope = scope.with_domains(state.scope_domains())
         self.clock = clock
         self.robots = RobotsRules(cfg.crawler_user_agent)
+        self.limits = UrlLimits.from_settings(cfg)
 
     # --- admitting URLs ---------------------------------------------------------------
 
@@ -67,7 +79,7 @@ class Frontier:
     def submit_seeds(self, urls: list[str], allow_domains: list[str]) -> list[str]:
         """Seeds sent to a running crawl: their domains (or, with none given, their hosts)
         join the scope for good, then the seeds are admitted like any other."""
-        domains = list(allow_domains) or sorted({urlsplit(u).hostname or "" for u in urls} - {""})
+        domains = list(allow_domains) or seed_domains(urls)
         self.scope = self.scope.with_domains(domains)  # raises ValueError on a bad domain
         self.state.add_scope_domains(domains)
         return self.add_seeds(urls)
@@ -78,19 +90,37 @@ class Frontier:
             return self._offer_sitemap(batch)
         depth = batch.depth + 1
         if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
+            self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))
             return 0
         return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
 
     def _in_scope(self, urls: Iterable[str]) -> list[str]:
+        """Canonical URLs in scope and within the trap limits; limit hits are counted."""
         kept = []
+        hits: dict[str, Counter[str]] = {}
         for raw in urls:
             try:
                 url = canonicalize(raw)
             except BadUrl:
                 continue
-            if not self.scope.rejects(url):
+            reason = self.scope.rejects(url) or self.limits.exceeded(url)
+            if not reason:
                 kept.append(url)
+            elif reason not in _NOT_LIMITS:
+                hits.setdefault(host_of(url), Counter())[reason] += 1
+        for host, counted in hits.items():
+            self.count_limits(counted, host)
         return kept
+
+    def count_limits(self, hits: Counter[str], host: str) -> None:
+        """Each time a limit cut something: a metric, and frontier counters that
+        `tansuo frontier` shows (``limit:<name>``) and `tansuo report` per host
+        (``limit:<name>@<host>``)."""
+        for name, n in hits.items():
+            if n:
+                LIMIT_HITS.labels(limit=name).inc(n)
+                self.state.bump(f"limit:{name}", n)
+                self.state.bump(f"limit:{name}@{host}", n)
 
     def _offer_sitemap(self, batch: LinkBatch) -> int:
         """Sitemap entries are like seeds (depth 0: no page links to them, maybe); a
@@ -110,14 +140,16 @@ class Frontier:
                 self.state.requeue(url, now)
         return len(added)
 
-    def _admit(self, urls: list[tuple[str, int]], kind: str = "page") -> list[NewUrl]:
+    def _admit(self, urls: list[tuple[str, int]], kind: str = "page", robots_txt: str | None = None) -> list[NewUrl]:
+        """``robots_txt``: rules to judge by instead of the host's current ones."""
         if not urls:
             return []
         records = []
         for url, depth in urls:
             host = host_of(url)
             info = self._host(host, urlsplit(url).scheme)
-            if info.robots_state == "ready" and not self.robots.allowed(host, info.robots_txt, url):
+            rules = robots_txt if robots_txt is not None else (info.robots_txt if info.robots_state == "ready" else None)
+            if rules is not None and not self.robots.allowed(host, rules, url):
                 records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))
             else:
                 records.append(NewUrl(url, host, depth, kind=kind))
@@ -137,6 +169,9 @@ class Frontier:
         """Jobs that may be fetched now without breaking any host's politeness."""
         now = self.clock()
         self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s)
+        # A robots.txt job can be lost like any other; its host must not wait forever.
+        for host in self.state.expire_robots_claims(now, self.cfg.frontier_lease_timeout_s):
+            log.warning("robots.txt of %s never reported back; it will be fetched again", host)
         self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s)
         jobs = [self._robots_job(h) for h in self.state.claim_robots(now, limit)]
         room = self._page_room()
@@ -189,51 +224,67 @@ class Frontier:
 
     # --- outcomes ---------------------------------------------------------------------
 
-    def complete(self, event: PageEvent) -> list[PageRemoval]:
-        """Record a fetch outcome; returns the URLs that must now leave the index."""
+    def complete(
+        self, event: PageEvent, publish_removals: Callable[[list[PageRemoval]], None] | None = None
+    ) -> list[PageRemoval]:
+        """Record a fetch outcome; returns the URLs that must now leave the index.
+
+        Follow-up work comes before the outcome is recorded: once it is, a replay of the
+        event (the scheduler killed before committing it) is stale and does nothing, so
+        work left for after would be lost for good. So the redirect target is admitted
+        first, then ``publish_removals`` (which must make them durable: publish and
+        flush) is called, and only then is the URL's lease finished. A crash in
+        between replays the event and does it all again; each step is idempotent.
+        """
         if event.kind == "robots":
             self._complete_robots(event)
             return []
-        return self._complete_page(event)
+        return self._complete_page(event, publish_removals)
 
     def _complete_robots(self, event: PageEvent) -> None:
         info = self.state.get_host(event.host)
         if info is None or info.robots_state != "fetching":
             return  # a replayed event: the host has moved on
+        self.count_limits(Counter(event.limits), event.host)
         now = self.clock()
         if 200 <= event.status < 300:
             self._robots_ready(info, event.robots_txt, now)
         elif 400 <= event.status < 500 and event.status != 429:
             self._robots_ready(info, "", now)  # no robots.txt: everything is allowed
         elif 300 <= event.status < 400:
-            # Redirects are not followed for robots.txt; like a missing file, allow all.
+            # The crawler follows robots.txt redirects (crawler_robots_max_redirects, five
+            # by default); one still redirecting after them counts as unavailable, which
+            # RFC 9309 2.3.1.2 allows: like a missing file, allow all.
             self._robots_ready(info, "", now)
         else:
             self._robots_failed(info, event, now)
 
     def _robots_ready(self, info: HostInfo, robots_txt: str, now: float) -> None:
-        crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
-        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
-        update = HostUpdate(
-            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
-        )
-        self.state.update_host(info.host, update, now, release=True)
+        # Follow-up work first, as in complete(): once the host is marked ready, a
+        # replayed robots event is ignored, and the work would never be done.
         blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
         if blocked:
             self.state.drop_queued(blocked, "excluded", "robots")
         if self.cfg.frontier_sitemaps:
             listed = self.robots.sitemaps(info.host, robots_txt)
             sitemaps = self._in_scope(listed or [f"{info.scheme}://{info.host}/sitemap.xml"])
-            self._admit([(u, 0) for u in sitemaps], kind="sitemap")
+            # Admitted as excluded or not by the rules about to apply, not the old ones.
+            self._admit([(u, 0) for u in sitemaps], kind="sitemap", robots_txt=robots_txt)
+        crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
+        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
+        update = HostUpdate(
+            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
+        )
+        self.state.update_host(info.host, update, now, release=True)
 
     def _robots_failed(self, info: HostInfo, event: PageEvent, now: float) -> None:
         """A 5xx or unreachable robots.txt defers the whole host (RFC 9309 section 2.3.1.4)."""
         failures = info.robots_failures + 1
         if event.error in _FINAL_ERRORS or failures >= self.cfg.frontier_max_fetch_failures:
             reason = event.error or f"robots_http_{event.status}"
-            self.state.update_host(
-                info.host, HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=reason), now, True
-            )
+            update = HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=f"given up: robots.txt {reason}")
+            self.state.update_host(info.host, update, now, True)
+            self.state.bump("hosts_given_up")
             retry_at = now + self.cfg.frontier_failure_recrawl_s
             self.state.drop_queued(
                 self.state.queued_urls(info.host), "failed", f"failed: host_unavailable:{reason}", due_at=retry_at
@@ -252,21 +303,37 @@ class Frontier:
     def _backoff(self, failures: int) -> float:
         return min(self.cfg.frontier_failure_backoff_s * 2 ** (failures - 1), _MAX_HOST_SLOWDOWN_S)
 
-    def _complete_page(self, event: PageEvent) -> list[PageRemoval]:
+    def _complete_page(
+        self, event: PageEvent, publish_removals: Callable[[list[PageRemoval]], None] | None
+    ) -> list[PageRemoval]:
         info = self.state.url_info(event.url)
-        if info is None:
-            return []
+        if info is None or not self.state.is_leased(event.url, event.lease_id):
+            return []  # stale or repeated outcome
         now = self.clock()
         update, host_update = self._page_outcome(event, info, now)
+        removals = self._follow_up(event, info, now)
+        if removals and publish_removals is not None:
+            publish_removals(removals)
         if not self.state.finish(event.url, event.lease_id, update):
-            return []  # stale or repeated outcome
+            return []  # another scheduler recorded it meanwhile
         self.state.update_host(event.host, host_update, now, release=True)
+        if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
+            self._give_up_host(event.host, event.error or f"http_{event.status}", now)
         if update.state == "failed" or event.error or event.status >= 400:
             self.state.bump("errors")
+        cut = Counter(event.limits)
+        if event.error in _ERROR_LIMITS:
+            cut[_ERROR_LIMITS[event.error]] += 1
+        self.count_limits(cut, event.host)
+        return removals
+
+    def _follow_up(self, event: PageEvent, info: UrlInfo, now: float) -> list[PageRemoval]:
+        """Admit a redirect's target; the removals the outcome calls for."""
         if event.kind != "page":
             return []
         if event.redirect_to:
-            self.offer_links(LinkBatch(source=event.url, depth=event.depth - 1, links=[Outlink(event.redirect_to)]))
+            # A redirect is a hop like a link: an endless redirect chain ends at max depth.
+            self.offer_links(LinkBatch(source=event.url, depth=event.depth, links=[Outlink(event.redirect_to)]))
             return [PageRemoval(event.url, "redirected", now)]
         if event.status in _GONE and info.status in _GONE:
             return [PageRemoval(event.url, f"gone ({info.status}, then {event.status})", now)]
@@ -285,7 +352,7 @@ class Frontier:
         host_update = HostUpdate(fail_streak=streak, next_allowed_at=now + self._backoff(streak))
         if blocked is not None:
             host_update = HostUpdate(fail_streak=streak, blocked_until=blocked, block_reason=f"Retry-After ({event.status})")
-        if failures >= self.cfg.frontier_max_fetch_failures:
+        if failures >= self.cfg.frontier_max_fetch_failures or self._host_given_up(streak, blocked):
             interval = failure_interval(self.cfg, info.interval_s, info.note.startswith("failed"))
             note = f"failed: {event.error or f'http_{event.status}'}"
             failed = UrlUpdate(
@@ -294,6 +361,31 @@ class Frontier:
             return failed, host_update
         due = blocked if blocked is not None else now + self._backoff(failures)
         return UrlUpdate(state="queued", due_at=due, fail_count=failures), host_update
+
+    def _host_given_up(self, streak: int, blocked: float | None) -> bool:
+        """A host that failed this many fetches in a row, without asking us to wait
+        (Retry-After), is unreachable for this pass: a one-pass crawl must not back off
+        on it for ever. Its URLs come back after the failure recrawl interval."""
+        return blocked is None and streak >= self.cfg.frontier_host_max_failures
+
+    def _give_up_host(self, host: str, reason: str, now: float) -> None:
+        retry_at = now + self.cfg.frontier_failure_recrawl_s
+        dropped = self.state.drop_queued(
+            self.state.queued_urls(host), "failed", f"failed: host_unreachable:{reason}", due_at=retry_at
+        )
+        self.state.update_host(host, HostUpdate(block_reason=f"given up: {reason}"), now, release=False)
+        self.state.bump("hosts_given_up")
+        log.warning(
+            "giving up on host %s for now: %d fetches in a row failed (%s); %d queued URL(s) marked failed, "
+            "tried again in %.0f s", host, self.cfg.frontier_host_max_failures, reason, dropped,
+            self.cfg.frontier_failure_recrawl_s,
+        )  # fmt: skip
+
+    def given_up_hosts(self) -> list[tuple[str, str]]:
+        """(host, why) of every host this crawl gave up on and has not heard from since."""
+        prefix = "given up: "
+        return [(h.host, h.block_reason.removeprefix(prefix)) for h in self.state.hosts(limit=-1)
+                if h.block_reason.startswith(prefix)]
 
     def _done(self, event: PageEvent, info: UrlInfo, now: float) -> UrlUpdate:
         """A response: schedule the recrawl by whether the content changed."""

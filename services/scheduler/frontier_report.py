@@ -14,6 +14,7 @@ def frontier_report(state: FrontierState, hosts: int = 50, upcoming: int = 20, n
     now = time.time() if now is None else now
     counts = state.counts(now)
     host_rows = state.hosts(limit=hosts)
+    counters = state.counters()
     return {
         "queued": counts.queued,
         "in_flight": counts.leased,
@@ -23,6 +24,10 @@ def frontier_report(state: FrontierState, hosts: int = 50, upcoming: int = 20, n
         "failed": counts.failed,
         "excluded": counts.excluded,
         "hosts_total": counts.hosts,
+        # How often each crawl limit cut something (docs/crawl-limits.md).
+        "limits": {name.removeprefix("limit:"): n for name, n in sorted(counters.items())
+                   if name.startswith("limit:") and "@" not in name},
+        "hosts_given_up": counters.get("hosts_given_up", 0),
         "hosts": [
             {
                 "host": h.host,

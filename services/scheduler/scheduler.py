@@ -19,9 +19,11 @@ from services.common.model import (
     TOPIC_SEEDS,
     LinkBatch,
     PageEvent,
+    PageRemoval,
     SeedRequest,
 )
 from services.common.ports import Bus
+from services.common.url_canonical import host_of
 from services.scheduler.frontier import Frontier
 
 log = logging.getLogger(__name__)
@@ -111,19 +113,25 @@ class Scheduler:
         for m in msgs:
             try:
                 event = PageEvent.from_bytes(m.payload)
-                removals = self.frontier.complete(event)
+                # Removals are durable (published and flushed) before the frontier
+                # records the outcome, and that before the offset is committed: a
+                # crash anywhere replays the event and sends them again, never drops them.
+                removals = self.frontier.complete(event, self._publish_removals)
             except (ValueError, KeyError, TypeError):
                 log.exception("dropping malformed page event at offset %s", m.offset)
                 ERRORS.labels(service="scheduler", kind="malformed_message").inc()
                 continue
             for removal in removals:
-                # Published before the commit below: a crash re-sends it, never drops it.
-                self.bus.publish(TOPIC_REMOVALS, removal.to_bytes(), key=event.host)
                 PAGES_REMOVED.labels(reason=removal.kind).inc()
             self.removed += len(removals)
             self.outcomes += 1
         self.bus.commit(GROUP, msgs)
         return len(msgs)
+
+    def _publish_removals(self, removals: list[PageRemoval]) -> None:
+        for removal in removals:
+            self.bus.publish(TOPIC_REMOVALS, removal.to_bytes(), key=host_of(removal.url))
+        self.bus.flush()
 
     def _dispatch(self) -> int:
         jobs = self.frontier.dispatch()

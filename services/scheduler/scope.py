@@ -13,26 +13,65 @@ from services.common.settings import Settings
 @dataclass(frozen=True)
 class DomainRule:
     """``example.cn`` matches that host only; ``*.example.cn`` matches the apex and every
-    sub-domain (all sub-sites of one university), never ``badexample.cn``."""
+    sub-domain (all sub-sites of one university), never ``badexample.cn``.
+
+    Scope is keyed by host and port: ``example.cn`` means the web's ports (80 for http,
+    443 for https, so a site moving to https stays in scope) and ``127.0.0.1:8000``
+    that port only. Another port of one address is another service: a crawl of a
+    local site must not wander into every server on that machine.
+    """
 
     suffix: str
     wildcard: bool
+    port: int | None = None  # None: the scheme's default port
 
     @classmethod
     def parse(cls, text: str) -> "DomainRule":
         text = text.strip().lower().rstrip(".")
-        if "://" in text:  # a pasted URL: keep its host
-            text = urlsplit(text).hostname or ""
-        wildcard = text.startswith("*.")
-        suffix = text[2:] if wildcard else text
+        if "://" in text:  # a pasted URL: keep its host and port
+            text = _host_and_port(text)
+        host, port = _split_port(text)
+        wildcard = host.startswith("*.")
+        suffix = host[2:] if wildcard else host
         if not suffix or "/" in suffix or "*" in suffix:
-            raise ValueError(f"bad domain {text!r}: use example.cn or *.example.cn")
-        return cls(suffix, wildcard)
+            raise ValueError(f"bad domain {text!r}: use example.cn, *.example.cn or host:port")
+        return cls(suffix, wildcard, port)
 
-    def matches(self, hostname: str) -> bool:
+    def matches(self, hostname: str, port: int | None = None) -> bool:
+        """``port`` is the URL's explicit port (None for the scheme's default)."""
+        if port != self.port:
+            return False
         if hostname == self.suffix:
             return True
         return self.wildcard and hostname.endswith("." + self.suffix)
+
+
+def _split_port(text: str) -> tuple[str, int | None]:
+    """"a.cn:8080" -> ("a.cn", 8080); IPv6 literals keep their brackets."""
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit() or (":" in host and not host.endswith("]")):
+        return text.strip("[]"), None  # no port, or a bare IPv6 address
+    return host.strip("[]"), int(port)
+
+
+def _host_and_port(url: str) -> str:
+    """The scope key of a URL: host, plus the port when it is not the scheme's default."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        return host
+    if port is None or port == {"http": 80, "https": 443}.get(parts.scheme.lower()):
+        return host
+    return f"{host}:{port}"
+
+
+def seed_domains(urls: Iterable[str]) -> list[str]:
+    """The scope of seeds given without allowed domains: their hosts, with their ports."""
+    return sorted({_host_and_port(u) for u in urls} - {""})
 
 
 class Scope:
@@ -51,15 +90,13 @@ class Scope:
     @classmethod
     def from_settings(cls, cfg: Settings, seeds: Iterable[str] = ()) -> "Scope":
         """With no allowed domains configured, the seeds' hosts are the scope."""
-        domains = list(cfg.frontier_allow_domains) or sorted(
-            {urlsplit(s).hostname or "" for s in seeds} - {""}
-        )
+        domains = list(cfg.frontier_allow_domains) or seed_domains(seeds)
         return cls(domains, cfg.frontier_include_patterns, cfg.frontier_exclude_patterns, cfg.frontier_max_url_length)
 
     def with_domains(self, domains: Iterable[str]) -> "Scope":
         """This scope plus more allowed domains (seeds submitted to a running crawl)."""
-        known = {(d.suffix, d.wildcard) for d in self.domains}
-        extra = [d for d in map(DomainRule.parse, domains) if (d.suffix, d.wildcard) not in known]
+        known = set(self.domains)
+        extra = [d for d in map(DomainRule.parse, domains) if d not in known]
         if not extra:
             return self
         wider = Scope([], max_url_length=self.max_url_length)
@@ -69,9 +106,11 @@ class Scope:
     def rejects(self, url: str) -> str:
         """Why a canonical URL is out of scope, or "" when it is in."""
         if len(url) > self.max_url_length:
-            return "url_too_long"
-        hostname = (urlsplit(url).hostname or "").lower()
-        if self.domains and not any(d.matches(hostname) for d in self.domains):
+            return "url_length"
+        parts = urlsplit(url)
+        # Canonical URLs carry no default port, so a port left is explicit.
+        hostname, port = (parts.hostname or "").lower(), parts.port
+        if self.domains and not any(d.matches(hostname, port) for d in self.domains):
             return "off_domain"
         if self.include and not any(p.search(url) for p in self.include):
             return "not_included"

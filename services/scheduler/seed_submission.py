@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from services.common.address_policy import host_is_private
 from services.common.model import TOPIC_SEEDS, SeedRequest
 from services.common.ports import Bus
 from services.scheduler.scope import DomainRule
@@ -17,8 +18,11 @@ class BadSeeds(ValueError):
     """The request names no URL, too many, or something that is not http(s)."""
 
 
-def seed_request(urls: Sequence[str], allow_domains: Sequence[str] = (), source: str = "") -> SeedRequest:
-    """A checked request: every URL absolute http(s), every domain well formed."""
+def seed_request(
+    urls: Sequence[str], allow_domains: Sequence[str] = (), source: str = "", allow_private_networks: bool = False
+) -> SeedRequest:
+    """A checked request: every URL absolute http(s) on a public address (unless private
+    networks are allowed, as the crawler would refuse them anyway), every domain well formed."""
     urls = [u.strip() for u in urls if isinstance(u, str) and u.strip()]
     if not urls:
         raise BadSeeds("no seed URL given")
@@ -28,6 +32,12 @@ def seed_request(urls: Sequence[str], allow_domains: Sequence[str] = (), source:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BadSeeds(f"not an http(s) URL: {url!r}")
+        if not allow_private_networks and host_is_private(parts.hostname):
+            raise BadSeeds(
+                f"seed {url} is on a loopback or private network address; "
+                "allow private networks (--allow-private-networks, TANSUO_CRAWLER_ALLOW_PRIVATE_NETWORKS) "
+                "to crawl local sites"
+            )
     for domain in allow_domains:
         try:
             DomainRule.parse(domain)

@@ -123,6 +123,55 @@ def test_claim_robots_takes_hosts_with_queued_urls_once_and_starts_their_clock(s
     assert state.counts(NOW).leased == 1  # a robots.txt fetch is in flight
 
 
+def test_a_robots_claim_that_never_reports_back_expires_like_a_lease(state: FrontierState) -> None:
+    state.ensure_host(H1, "http", 0.0)
+    state.ensure_host(H2, "http", 0.0)
+    queue(state, H1, "")
+    queue(state, H2, "")
+    state.claim_robots(NOW, 1)
+    state.claim_robots(NOW + 50, 1)
+    assert state.expire_robots_claims(NOW + 99, 100) == []
+    assert state.expire_robots_claims(NOW + 100, 100) == [H1]
+    info = state.get_host(H1)
+    assert (info.robots_state, info.inflight) == ("unknown", 0)
+    assert state.get_host(H2).robots_state == "fetching"
+    assert state.counts(NOW + 100).leased == 1
+    assert [h.host for h in state.claim_robots(NOW + 100, 10)] == [H1]  # asked again
+
+
+def test_a_robots_claim_answered_in_time_does_not_expire(state: FrontierState) -> None:
+    state.ensure_host(H1, "http", 0.0)
+    queue(state, H1, "")
+    state.claim_robots(NOW, 1)
+    state.update_host(H1, robots_ready(NOW + 1), NOW + 1, release=True)
+    assert state.expire_robots_claims(NOW + 1000, 100) == []
+    info = state.get_host(H1)
+    assert (info.robots_state, info.inflight) == ("ready", 0)
+
+
+def test_url_breakdown_counts_urls_by_host_state_note_and_status(state: FrontierState) -> None:
+    ready_host(state, H1)
+    ready_host(state, H2)
+    queue(state, H1, "a", "b", "c")
+    queue(state, H2, "x")
+    state.add_urls([NewUrl(url(H1, "private"), H1, 0, state="excluded", note="robots")], NOW, 1000)
+    leases = {lease.url: lease for lease in lease_all(state)}
+    state.finish(url(H1, "a"), leases[url(H1, "a")].lease_id, UrlUpdate(state="done", status=200))
+    state.finish(url(H1, "b"), leases[url(H1, "b")].lease_id, UrlUpdate(state="done", status=404))
+    state.finish(url(H1, "c"), leases[url(H1, "c")].lease_id, UrlUpdate(state="done", status=200))
+    assert sorted(state.url_breakdown(), key=str) == sorted([
+        (H1, "done", "", 200, 2), (H1, "done", "", 404, 1), (H1, "excluded", "robots", None, 1),
+        (H2, "leased", "", None, 1),
+    ], key=str)  # fmt: skip
+
+
+def test_counters_returns_every_bumped_name(state: FrontierState) -> None:
+    state.bump("limit:max_depth", 3)
+    state.bump("limit:max_depth@a.cn")
+    assert {k: v for k, v in state.counters().items() if k.startswith("limit:")} == {
+        "limit:max_depth": 3, "limit:max_depth@a.cn": 1}
+
+
 def test_claim_robots_serves_the_longest_waiting_hosts_first(state: FrontierState) -> None:
     for h, waited_since in ((H1, 30.0), (H2, 10.0), (H3, 20.0)):
         state.ensure_host(h, "http", 1.0)

@@ -74,7 +74,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.site.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
-        route = ROUTES.get(self.path.split("?")[0], Handler.not_found)
+        path = self.path.split("?")[0]
+        route = ROUTES.get(path) or (Handler.robots_chain if path.startswith("/robots-chain-") else Handler.not_found)
         route(self)
 
     def reply(self, status: int, body: bytes, content_type: str = "text/html", **headers: str) -> None:
@@ -121,6 +122,21 @@ class Handler(BaseHTTPRequestHandler):
     def robots(self) -> None:
         self.reply(200, ROBOTS, "text/plain")
 
+    def robots_moved(self) -> None:
+        # The common case: http://host/robots.txt sends the crawler to another URL.
+        self.reply(301, b"", Location="/robots-final.txt")
+
+    def robots_final(self) -> None:
+        self.reply(200, b"User-agent: *\nDisallow: /moved-rules/\n", "text/plain")
+
+    def robots_chain(self) -> None:
+        # /robots-chain-<name>/<n> redirects to <n - 1>; 0 serves the file.
+        prefix, _, left = self.path.rpartition("/")
+        if left == "0":
+            self.reply(200, f"User-agent: *\nDisallow: {prefix}/\n".encode(), "text/plain")
+        else:
+            self.reply(302, b"", Location=f"{prefix}/{int(left) - 1}")
+
     def conditional(self) -> None:
         if self.headers.get("If-None-Match") == '"v1"' or self.headers.get("If-Modified-Since"):
             self.reply(304, b"", "", ETag='"v1"')
@@ -147,6 +163,8 @@ ROUTES = {
     "/big-streamed.html": Handler.too_big_streamed,
     "/doc.pdf": Handler.pdf,
     "/robots.txt": Handler.robots,
+    "/robots-moved.txt": Handler.robots_moved,
+    "/robots-final.txt": Handler.robots_final,
     "/conditional.html": Handler.conditional,
     "/nofollow.html": Handler.nofollow,
     "/slow.html": Handler.slow,
@@ -246,6 +264,9 @@ def result(site: Site, tmp_path_factory: pytest.TempPathFactory) -> CrawlResult:
         job(f"{b}/big-streamed.html"),
         job(f"{b}/doc.pdf"),
         job(f"{b}/robots.txt", kind="robots"),
+        job(f"{b}/robots-moved.txt", kind="robots"),
+        job(f"{b}/robots-chain-five/5", kind="robots"),
+        job(f"{b}/robots-chain-six/6", kind="robots"),
         job(f"{b}/conditional.html", etag='"v1"'),
         job(f"{b}/conditional.html?since", last_modified="Wed, 21 Oct 2015 07:28:00 GMT"),
         job(f"{b}/nofollow.html"),
@@ -261,8 +282,8 @@ def result(site: Site, tmp_path_factory: pytest.TempPathFactory) -> CrawlResult:
 
 
 def test_every_job_gets_exactly_one_page_event(result: CrawlResult, site: Site) -> None:
-    assert len(result.events) == 36  # 35 jobs + the late one; the junk message has none
-    assert result.summary["events_seen"] == 35
+    assert len(result.events) == 39  # 38 jobs + the late one; the junk message has none
+    assert result.summary["events_seen"] == 38
 
 
 def test_every_job_is_committed_after_the_run(result: CrawlResult) -> None:
@@ -343,6 +364,20 @@ def test_robots_job_reports_the_text_without_bom(result: CrawlResult, site: Site
     assert event.kind == "robots" and event.status == 200
     assert event.robots_txt == "User-agent: *\nDisallow: /private/\n# 中文注释\n"
     assert f"{site.base}/robots.txt" not in result.links
+
+
+def test_robots_redirects_are_followed_to_the_file(result: CrawlResult, site: Site) -> None:
+    moved = result.events[f"{site.base}/robots-moved.txt"]
+    assert (moved.status, moved.robots_txt) == (200, "User-agent: *\nDisallow: /moved-rules/\n")
+    five = result.events[f"{site.base}/robots-chain-five/5"]
+    assert (five.status, five.robots_txt) == (200, "User-agent: *\nDisallow: /robots-chain-five/\n")
+    assert (five.lease_id, five.kind) == (f"lease-{site.base}/robots-chain-five/5", "robots")
+
+
+def test_robots_redirects_past_five_hops_are_reported_as_the_redirect(result: CrawlResult, site: Site) -> None:
+    six = result.events[f"{site.base}/robots-chain-six/6"]
+    assert six.status == 302 and six.robots_txt == ""
+    assert "/robots-chain-six/0" not in site.paths() and "/robots-chain-six/1" in site.paths()
 
 
 def test_conditional_requests_send_validators_and_report_304(result: CrawlResult, site: Site) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -34,7 +35,8 @@ def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
     (robots,) = f.dispatch()
     f.complete(PageEvent(url=robots.url, host=robots.host, lease_id=robots.lease_id, kind="robots", status=404))
     time.sleep(1.05)  # the host's 1 s politeness delay, counted from the robots.txt answer
-    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/a"), Outlink(f"{SITE}/b")]))
+    trap = [Outlink(f"{SITE}/cal/cal/cal/x"), Outlink(f"{SITE}/" + "d/" * 30)]
+    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/a"), Outlink(f"{SITE}/b"), *trap]))
     (job,) = f.dispatch()
     f.complete(PageEvent(url=job.url, host=job.host, lease_id=job.lease_id, status=503, retry_after="600"))
 
@@ -50,3 +52,16 @@ def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
     (blocked,) = cli["blocked_hosts"]
     assert blocked["host"] == "example.cn" and "Retry-After" in blocked["reason"] and 590 < blocked["in_s"] <= 600
     assert {u["url"] for u in cli["upcoming"]} == {f"{SITE}/", f"{SITE}/a", f"{SITE}/b"}
+    assert cli["limits"] == {"path_depth": 1, "path_repetition": 1}
+
+
+def test_cli_table_shows_the_limits_hit(tmp_path):
+    cfg = Settings(data_dir=tmp_path, frontier_sitemaps=False)
+    f = Frontier(cfg, SqliteFrontierState(tmp_path / "frontier.sqlite3"), Scope.from_settings(cfg, [f"{SITE}/"]))
+    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/?" + "&".join(f"p{i}=1" for i in range(40)))]))
+    out = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "frontier", "--data", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "crawl limits hit" in out.stdout and "query_params" in out.stdout

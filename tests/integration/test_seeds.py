@@ -44,6 +44,17 @@ def test_bad_seed_requests_get_a_clear_400(tmp_path: Path):
     assert client.post("/api/seeds", data="not json", headers=auth).status_code == 400
 
 
+def test_api_refuses_private_seeds_as_tansuo_crawl_does(tmp_path: Path):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    closed = _client(Settings(data_dir=tmp_path, api_token=TOKEN))
+    for url in ("http://127.0.0.1:8080/", "http://[::ffff:127.0.0.1]/", "http://169.254.169.254/latest/",
+                "http://[64:ff9b::a00:1]/", "http://[2002:c0a8:101::]/", "http://10.0.0.1/"):  # fmt: skip
+        response = closed.post("/api/seeds", json={"urls": [url]}, headers=auth)
+        assert response.status_code == 400 and "private network" in response.get_json()["error"], url
+    opened = _client(Settings(data_dir=tmp_path / "local", api_token=TOKEN, crawler_allow_private_networks=True))
+    assert opened.post("/api/seeds", json={"urls": ["http://127.0.0.1:8080/"]}, headers=auth).status_code == 202
+
+
 def test_api_seeds_reach_the_scheduler_and_their_scope_survives_a_restart(tmp_path: Path):
     cfg = Settings(data_dir=tmp_path, api_token=TOKEN, frontier_sitemaps=False)
     client = _client(cfg)

@@ -55,3 +55,18 @@ def test_a_resumed_embedded_crawl_queues_the_leases_a_killed_run_never_sent(tmp_
     crawl._release_orphaned_leases()
     assert state.url_state(lease.url)[0] == "queued"
     assert state.url_state(fresh.url)[0] == "leased"
+
+
+def test_a_resumed_embedded_crawl_asks_again_for_the_robots_txt_a_killed_run_never_sent(tmp_path: Path) -> None:
+    cfg = Settings(data_dir=tmp_path, frontier_host_delay_s=0, frontier_sitemaps=False)
+    state = build_frontier_state(cfg)
+    before = time.time() - 60
+    state.ensure_host(HOST, "http", 0.0)
+    state.add_urls([NewUrl(f"http://{HOST}/", HOST, 0)], before, 1000)
+    (claimed,) = state.claim_robots(before, 10)  # claimed by the run that was killed
+    state.close()
+
+    crawl = EmbeddedCrawl(cfg, [f"http://{HOST}/"])
+    crawl._release_orphaned_leases()
+    host = crawl.frontier.state.get_host(HOST)
+    assert (host.robots_state, host.inflight) == ("unknown", 0)

@@ -32,6 +32,42 @@ def test_gb2312_label_decodes_characters_only_gb18030_has() -> None:
     assert encoding == "gb18030" and "𠮷野家的牛肉饭" in text
 
 
+TRADITIONAL = "國立臺灣大學圖書館提供豐富的館藏資源，歡迎各位讀者利用。"
+
+
+def traditional_page() -> str:
+    return f"<html><head><title>圖書館</title></head><body><p>{TRADITIONAL}</p></body></html>"
+
+
+def test_undeclared_big5_is_not_taken_for_gb18030() -> None:
+    # These bytes decode without error as GB18030 too, into 瓣ミ籓芖厩瓜繻...
+    body = traditional_page().encode("big5")
+    text, encoding = decode_html(body, "text/html")
+    assert encoding == "big5hkscs" and TRADITIONAL in text
+
+
+def test_undeclared_big5_title_alone_is_recognised() -> None:
+    body = "<html><title>國立臺灣大學圖書館</title></html>".encode("big5")
+    assert decode_html(body, "")[0] == "<html><title>國立臺灣大學圖書館</title></html>"
+
+
+def test_undeclared_gbk_that_would_also_decode_as_big5_stays_gb18030() -> None:
+    body = page().encode("gbk")
+    body.decode("big5hkscs")  # the ambiguity this case is about
+    text, encoding = decode_html(body, "text/html")
+    assert encoding == "gb18030" and TEXT in text
+
+
+def test_gbk_bytes_under_a_utf8_meta_tag_are_read_as_gbk() -> None:
+    text, encoding = decode_html(page("utf-8").encode("gbk"), "text/html")
+    assert encoding == "gb18030" and TEXT in text
+
+
+def test_big5_bytes_under_a_utf8_header_are_read_as_big5() -> None:
+    text, encoding = decode_html(traditional_page().encode("big5"), "text/html; charset=utf-8")
+    assert encoding == "big5hkscs" and TRADITIONAL in text
+
+
 def test_gbk_with_charset_only_in_the_meta_tag() -> None:
     text, encoding = decode_html(page("gbk").encode("gbk"), "text/html")
     assert encoding == "gb18030" and TEXT in text

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
+import pytest
+
 from services.common.model import FetchJob, url_fingerprint
 from services.common.ports import Message
 from services.crawler.fetch_outcome import is_html, outcome_from_error, outcome_from_response
+from services.crawler.message_caps import OutcomeCaps
 
 JOB = FetchJob(url="https://example.cn/a/page", host="example.cn", lease_id="L1", depth=3)
 MSG = Message(topic="fetches.scheduled", key="example.cn", payload=JOB.to_bytes(), offset=7)
 
 
-def respond(status: int, headers: dict[str, str], body: bytes = b"", job: FetchJob = JOB):
-    return outcome_from_response(job, MSG, status, headers, body, max_body_chars=10_000)
+def respond(status: int, headers: dict[str, str], body: bytes = b"", job: FetchJob = JOB,
+            caps: OutcomeCaps = OutcomeCaps()):
+    return outcome_from_response(job, MSG, status, headers, body, max_body_chars=10_000, caps=caps)
 
 
 def test_redirect_location_is_made_absolute_and_nothing_is_parsed() -> None:
@@ -63,3 +67,68 @@ def test_robots_job_gets_the_text_and_no_links() -> None:
     assert outcome.event.robots_txt == "User-agent: *\nDisallow: /私有/"
     assert outcome.links is None and outcome.event.kind == "robots"
     assert respond(404, {}, b"nope", robots).event.robots_txt == ""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj", b"PK\x03\x04\x14\x00\x00\x00", b"\xff\xd8\xff\xe0\x00\x10JFIF",
+     b"\x1f\x8b\x08\x00\x00\x00\x00\x00", b"\x89PNG\r\n\x1a\n\x00\x00"],
+)
+def test_binary_bodies_labelled_html_are_sniffed_and_not_parsed(body: bytes) -> None:
+    outcome = respond(200, {"Content-Type": "text/html; charset=utf-8"}, body + bytes(range(256)) * 4)
+    assert (outcome.event.error, outcome.event.title, outcome.event.body) == ("not_html", "", "")
+    assert outcome.links is None and outcome.page is not None
+
+
+def test_a_huge_title_and_headings_are_capped_and_reported() -> None:
+    body = ("<title>" + "标" * 1_000_000 + "</title>" + "<h2>" + "小" * 1000 + "</h2>" * 1 + "<h3>x</h3>" * 300).encode()
+    event = respond(200, {"Content-Type": "text/html; charset=utf-8"}, body).event
+    assert event.title == "标" * 512
+    assert len(event.headings) == 100 and event.headings[0] == "小" * 256
+    assert set(event.limits) == {"title_length", "headings", "heading_length"}
+    assert len(event.to_bytes()) < 100_000
+
+
+def test_a_page_with_100000_links_publishes_a_capped_batch_under_the_bus_limit() -> None:
+    links = "".join(f"<a href='/p/{i}'>{'链' * (300 if i < 10 else 1)}</a>" for i in range(100_000))
+    outcome = respond(200, {"Content-Type": "text/html; charset=utf-8"}, f"<title>t</title>{links}".encode())
+    assert outcome.links is not None and len(outcome.links.links) == 5000
+    assert [len(link.anchor) for link in outcome.links.links[9:11]] == [256, 1]
+    assert outcome.event.limits == ["anchor_length", "outlinks"]
+    assert len(outcome.links.to_bytes()) < 4 * 1024 * 1024
+
+
+def test_links_are_cut_to_fit_one_message_even_within_the_count() -> None:
+    long = "/" + "x" * 1500
+    links = "".join(f"<a href='{long}{i}'>a</a>" for i in range(4000))
+    outcome = respond(200, {"Content-Type": "text/html"}, f"<title>t</title>{links}".encode(),
+                      caps=OutcomeCaps(message_bytes=1024 * 1024))
+    assert outcome.links is not None and 0 < len(outcome.links.links) < 4000
+    assert len(outcome.links.to_bytes()) < 1024 * 1024 and outcome.event.limits == ["message_size"]
+
+
+def test_a_60000_entry_sitemap_is_sent_in_chunks_under_the_bus_limit() -> None:
+    entries = "".join(f"<url><loc>https://example.cn/page/{i}.html</loc><lastmod>2024-01-01</lastmod></url>"
+                      for i in range(60_000))
+    xml = f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+    sitemap = FetchJob(url="https://example.cn/sitemap.xml", host="example.cn", lease_id="S", kind="sitemap")
+    outcome = respond(200, {"Content-Type": "application/xml"}, xml.encode(), sitemap)
+    batches = [outcome.links, *outcome.more_links]
+    assert len(batches) > 1 and all(len(b.to_bytes()) < 4 * 1024 * 1024 for b in batches)
+    assert [link.url for b in batches for link in b.links] == [f"https://example.cn/page/{i}.html" for i in range(60_000)]
+
+
+def test_robots_txt_past_512_kib_is_cut_at_a_line_end() -> None:
+    robots = FetchJob(url="https://example.cn/robots.txt", host="example.cn", lease_id="L", kind="robots")
+    body = b"User-agent: *\nDisallow: /a\n" + b"# junk line\n" * 100_000
+    event = respond(200, {"Content-Type": "text/plain"}, body, robots).event
+    assert event.robots_txt.startswith("User-agent: *\nDisallow: /a\n") and event.robots_txt.endswith("\n")
+    assert len(event.robots_txt.encode()) <= 512 * 1024 and event.limits == ["robots_size"]
+
+
+def test_a_body_larger_than_one_message_is_cut_to_fit() -> None:
+    body = ("<title>t</title><p>" + "字" * 600_000 + "</p>").encode()
+    outcome = outcome_from_response(JOB, MSG, 200, {"Content-Type": "text/html; charset=utf-8"}, body,
+                                    max_body_chars=1_000_000, caps=OutcomeCaps(message_bytes=1024 * 1024))
+    assert len(outcome.event.to_bytes()) <= 1024 * 1024 and "message_size" in outcome.event.limits
+    assert outcome.event.body.startswith("字" * 1000) and outcome.event.title == "t"

@@ -115,6 +115,125 @@ def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
     assert len(f.dispatch()) == 1
 
 
+def test_a_lost_robots_job_does_not_strand_its_host(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_lease_timeout_s=60)
+    (lost,) = f.dispatch()  # its outcome never comes back
+    clock.now += 59
+    assert f.dispatch() == [] and not f.finished()
+    clock.now += 2
+    (again,) = f.dispatch()
+    assert again.kind == "robots"
+    f.complete(answer(again, 404))
+    clock.now += 10
+    assert [j.kind for j in f.dispatch()] == ["page"]
+
+
+def test_crawl_delay_holds_a_host_to_one_fetch_at_a_time_even_without_a_delay(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_host_delay_s=0, frontier_host_parallelism=4)
+    f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(8))))
+    open_host(f, clock, "User-agent: *\nCrawl-delay: 10\n", status=200)
+    (job,) = f.dispatch()
+    assert f.dispatch() == []
+    f.complete(answer(job))
+    clock.now += 9.9
+    assert f.dispatch() == []
+    clock.now += 0.2
+    assert len(f.dispatch()) == 1
+
+
+def test_depth_is_limited_by_default_like_heritrix(state):
+    clock = Clock()
+    f = make_frontier(state, clock)
+    assert f.cfg.frontier_max_depth == 20
+    assert f.offer_links(links(f"{SITE}/cal?page=20", f"{SITE}/cal?page=21", depth=19)) == 1
+    assert f.offer_links(links(f"{SITE}/cal?page=21", f"{SITE}/cal?page=22", depth=20)) == 0
+    assert f.state.counters()["limit:max_depth"] == 1
+
+
+def test_redirect_hops_count_towards_the_depth(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_max_depth=2)
+    open_host(f, clock)
+    hops = 0
+    for _ in range(10):
+        jobs = f.dispatch()
+        for job in jobs:
+            hops += 1
+            f.complete(answer(job, 302, redirect_to=f"{SITE}/r{hops}"))
+        clock.now += 10
+    assert hops == 3  # the seed, then two hops
+    assert f.state.url_state(f"{SITE}/r3") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"),
+    [
+        ("/" + "a/b/" * 6, "path_repetition"),
+        ("/cal/cal/cal/", "path_repetition"),
+        ("/" + "/".join(f"s{i}" for i in range(21)), "path_depth"),
+        ("/q?" + "&".join(f"k{i}=v" for i in range(17)), "query_params"),
+        ("/" + "x" * 2100, "url_length"),
+    ],
+)
+def test_crawler_trap_urls_are_not_admitted_and_each_hit_is_counted(state, path, limit):
+    clock = Clock()
+    f = make_frontier(state, clock)
+    assert f.offer_links(links(f"{SITE}/", f"{SITE}{path}", f"{SITE}/2024/01/01/ok")) == 1
+    assert f.state.counters()[f"limit:{limit}"] == 1
+
+
+def test_limits_the_crawler_reports_are_counted_once_per_outcome(state):
+    clock = Clock()
+    f = make_frontier(state, clock)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    event = answer(job, limits=["title_length", "outlinks"])
+    f.complete(event)
+    f.complete(event)  # redelivered: stale, not counted again
+    counters = f.state.counters()
+    assert (counters["limit:title_length"], counters["limit:outlinks"]) == (1, 1)
+    assert counters["limit:outlinks@example.cn"] == 1
+    clock.now += 10
+    f.offer_links(links(f"{SITE}/", f"{SITE}/big"))
+    (job,) = f.dispatch()
+    f.complete(answer(job, 0, error="too_large"))
+    assert f.state.counters()["limit:page_size"] == 1
+
+
+def test_a_host_that_stops_answering_is_given_up_and_a_one_pass_crawl_finishes(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_host_max_failures=4, frontier_failure_backoff_s=5)
+    f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(200))))
+    open_host(f, clock)
+    attempts = 0
+    for _ in range(200):
+        for job in f.dispatch():
+            attempts += 1
+            f.complete(answer(job, 0, error="connection"))
+        if f.finished():
+            break
+        clock.now += 60
+    assert f.finished() and attempts == 4
+    assert f.counts().failed == 201
+    assert f.state.url_state(f"{SITE}/7")[:2] == ("failed", "failed: host_unreachable:connection")
+    assert f.given_up_hosts() == [("example.cn", "connection")]
+    assert f.state.counters()["hosts_given_up"] == 1
+
+
+def test_a_host_that_asks_to_wait_is_not_given_up(state):
+    clock = Clock()
+    f = make_frontier(state, clock, frontier_host_max_failures=2)
+    f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(5))))
+    open_host(f, clock)
+    for _ in range(3):
+        for job in f.dispatch():
+            f.complete(answer(job, 503, retry_after="30"))
+        clock.now += 31
+    assert not f.finished() and f.given_up_hosts() == []
+
+
 def test_robots_5xx_defers_the_host_and_404_allows_all(state):
     clock = Clock()
     f = make_frontier(state, clock, frontier_failure_backoff_s=60)

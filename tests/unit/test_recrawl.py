@@ -125,6 +125,19 @@ def test_a_page_gone_twice_in_a_row_is_removed():
     assert [r.url for r in removals] == [f"{SITE}/"]
 
 
+@pytest.mark.parametrize(("first", "second"), [(401, 401), (403, 403), (451, 451), (403, 404)])
+def test_a_page_refused_twice_in_a_row_is_removed(first: int, second: int):
+    clock = Clock()
+    f = make(clock)
+    fetch(f, clock, content_hash="a")
+    clock.now += HOUR
+    _, removals = fetch(f, clock, first)
+    assert removals == []
+    clock.now += 2 * HOUR
+    _, removals = fetch(f, clock, second)
+    assert [(r.url, r.reason) for r in removals] == [(f"{SITE}/", f"gone ({first}, then {second})")]
+
+
 def test_a_page_back_after_one_404_is_not_removed():
     clock = Clock()
     f = make(clock)
@@ -197,7 +210,8 @@ def test_lastmod_accepts_w3c_dates():
 
 def test_repeated_server_errors_slow_the_host_down_exponentially():
     clock = Clock()
-    f = make(clock, frontier_host_delay_s=1, frontier_failure_backoff_s=10, frontier_max_fetch_failures=10)
+    f = make(clock, frontier_host_delay_s=1, frontier_failure_backoff_s=10, frontier_max_fetch_failures=10,
+             frontier_host_max_failures=10)
     f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/{n}") for n in range(6)]))
     clock.now += 1  # the delay after robots.txt
     waits = []

@@ -29,6 +29,8 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default), and why each structure
   (queued desc, then host, as equal scores sort by member); its size is the host count.
 - ``P hosts:blocked`` zset, score blocked_until: counts blocked hosts in O(log n).
 - ``P hosts:robots_ttl`` zset, score robots_fetched_at: ``expire_robots`` takes a range.
+- ``P hosts:robots_claims`` zset, score claim time: hosts whose robots.txt is being
+  fetched, for ``expire_robots_claims`` as ``urls:leased`` is for ``expire_leases``.
 - ``P urls:queued`` zset, score due_at: every queued URL, for ``counts().due`` and
   ``upcoming``.
 - ``P urls:recrawl`` zset, score due_at: every done or failed URL, so
@@ -54,6 +56,7 @@ import dataclasses
 import types
 import typing
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,7 +126,7 @@ class RedisFrontierState:
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
-                "ENSURE_HOST", "CLAIM_ROBOTS", "EXPIRE_ROBOTS", "UPDATE_HOST", "ADD_URLS", "REQUEUE", "LEASE_DUE",
+                "ENSURE_HOST", "CLAIM_ROBOTS", "EXPIRE_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "UPDATE_HOST", "ADD_URLS", "REQUEUE", "LEASE_DUE",
                 "FINISH", "UNLEASE", "EXPIRE_LEASES", "QUEUED_URLS", "DROP_QUEUED", "SWEEP_RECRAWL", "UPCOMING",
             )
         }  # fmt: skip
@@ -167,6 +170,12 @@ class RedisFrontierState:
     def expire_robots(self, now: float) -> list[str]:
         """Hosts whose cached robots.txt was fetched at or before ``now`` go back to unknown."""
         return list(self._run("EXPIRE_ROBOTS", float(now)))
+
+    @translate_errors
+    def expire_robots_claims(self, now: float, timeout_s: float) -> list[str]:
+        """Hosts claimed for robots.txt at or before ``now - timeout_s`` whose outcome never
+        came back go back to unknown, their slot freed: the claim is a lease too."""
+        return list(self._run("EXPIRE_ROBOTS_CLAIMS", float(now - timeout_s), float(now)))
 
     @translate_errors
     def update_host(self, host: str, update: HostUpdate, now: float, release: bool) -> None:
@@ -280,6 +289,31 @@ class RedisFrontierState:
     @translate_errors
     def bump(self, name: str, by: int = 1) -> None:
         self._r.hincrby(f"{self._p}counters", name, by)
+
+    @translate_errors
+    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
+        """A SCAN over every URL hash, in pipelined batches: O(URLs), for reports only."""
+        counted: Counter[tuple[str, str, str, int | None]] = Counter()
+        keys: list[str] = []
+        for key in self._r.scan_iter(match=f"{self._p}u:*", count=1000):
+            keys.append(key)
+            if len(keys) >= 1000:
+                self._count_urls(keys, counted)
+                keys = []
+        self._count_urls(keys, counted)
+        return [(*group, n) for group, n in counted.items()]
+
+    def _count_urls(self, keys: list[str], counted: Counter) -> None:
+        pipe = self._r.pipeline(transaction=False)
+        for key in keys:
+            pipe.hmget(key, "host", "state", "note", "status")
+        for host, state, note, status in pipe.execute() if keys else []:
+            if host is not None:
+                counted[(host, state or "", note or "", int(float(status)) if status else None)] += 1
+
+    @translate_errors
+    def counters(self) -> dict[str, int]:
+        return {name: int(value) for name, value in self._r.hgetall(f"{self._p}counters").items()}
 
     @translate_errors
     def counts(self, now: float) -> FrontierCounts:

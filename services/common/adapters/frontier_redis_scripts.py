@@ -20,6 +20,7 @@ local ROBOTS = P .. 'hosts:robots'          -- zset: hosts needing robots.txt, s
 local PARKED = P .. 'hosts:parked'          -- zset: READY/ROBOTS hosts kept out while blocked, score blocked_until
 local BLOCKED = P .. 'hosts:blocked'        -- zset: every host with blocked_until > 0, score blocked_until
 local ROBOTS_TTL = P .. 'hosts:robots_ttl'  -- zset: hosts with robots ready, score robots_fetched_at
+local CLAIMS = P .. 'hosts:robots_claims'   -- zset: hosts with robots fetching, score claimed at
 local BY_ROBOTS = P .. 'hosts:by_robots_state'  -- hash: robots_state -> number of hosts
 local QUEUED = P .. 'urls:queued'           -- zset: every queued URL, score due_at
 local LEASED = P .. 'urls:leased'           -- zset: every leased URL, score leased_at
@@ -188,7 +189,25 @@ for _, h in ipairs(chosen) do
   redis.call('HINCRBY', k, 'inflight', 1)
   set_robots_state(h, 'unknown', 'fetching')
   redis.call('ZREM', ROBOTS_TTL, h)
+  redis.call('ZADD', CLAIMS, now_s, h)
   place(h, now)
+end
+return out
+"""
+
+# ARGV: prefix, cutoff (claims made at or before it expire), now
+EXPIRE_ROBOTS_CLAIMS = _PRELUDE + r"""
+local hosts = redis.call('ZRANGEBYSCORE', CLAIMS, '-inf', ARGV[2])
+local out = {}
+for _, h in ipairs(hosts) do
+  redis.call('ZREM', CLAIMS, h)
+  if redis.call('HGET', hkey(h), 'robots_state') == 'fetching' then
+    redis.call('HSET', hkey(h), 'robots_state', 'unknown')
+    release_slot(h)
+    set_robots_state(h, 'fetching', 'unknown')
+    place(h, tonumber(ARGV[3]))
+    out[#out + 1] = h
+  end
 end
 return out
 """
@@ -224,6 +243,7 @@ if ARGV[4] == '1' then
 end
 local f = redis.call('HMGET', k, 'robots_state', 'robots_fetched_at', 'blocked_until')
 set_robots_state(h, old_state, f[1])
+if f[1] ~= 'fetching' then redis.call('ZREM', CLAIMS, h) end
 if f[1] == 'ready' and f[2] then
   redis.call('ZADD', ROBOTS_TTL, f[2], h)
 else
@@ -300,15 +320,19 @@ local function has_due(h)
   end
   return false
 end
-local chosen, inflights, offset = {}, {}, 0
+local chosen, inflights, pars, offset = {}, {}, {}, 0
 while #chosen < room do
   local batch = redis.call('ZRANGEBYSCORE', READY, '-inf', now_s, 'LIMIT', offset, 256)
   if #batch == 0 then break end
   for _, h in ipairs(batch) do
-    local f = redis.call('HMGET', hkey(h), 'robots_state', 'inflight', 'blocked_until', 'queued')
-    if f[1] == 'ready' and tonumber(f[2]) < par and tonumber(f[3]) <= now and tonumber(f[4]) > 0 and has_due(h) then
+    local f = redis.call('HMGET', hkey(h), 'robots_state', 'inflight', 'blocked_until', 'queued', 'delay_s')
+    -- A host with a delay (its Crawl-delay, say) takes one fetch at a time.
+    local host_par = par
+    if tonumber(f[5]) > 0 then host_par = 1 end
+    if f[1] == 'ready' and tonumber(f[2]) < host_par and tonumber(f[3]) <= now and tonumber(f[4]) > 0 and has_due(h) then
       chosen[#chosen + 1] = h
       inflights[#chosen] = tonumber(f[2])
+      pars[#chosen] = host_par
       if #chosen >= room then break end
     end
   end
@@ -316,7 +340,7 @@ while #chosen < room do
 end
 local out, n = {}, 0
 for i, h in ipairs(chosen) do
-  local slots = math.min(par - inflights[i], room - n)
+  local slots = math.min(pars[i] - inflights[i], room - n)
   if slots <= 0 then break end
   local got = 0
   for _, lvl in ipairs(redis.call('ZRANGE', lkey(h), 0, -1)) do

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS hosts (
     block_reason TEXT NOT NULL DEFAULT '',
     fail_streak INTEGER NOT NULL DEFAULT 0,
     admitted INTEGER NOT NULL DEFAULT 0,            -- URLs ever queued (the per-host budget)
-    queued INTEGER NOT NULL DEFAULT 0               -- URLs in state queued, kept in step
+    queued INTEGER NOT NULL DEFAULT 0,              -- URLs in state queued, kept in step
+    robots_claimed_at REAL                          -- when robots.txt was claimed (fetching)
 );
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -102,8 +103,15 @@ class SqliteFrontierState:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._add_missing_columns()
         self._lock = threading.Lock()
         self._count_existing_urls()
+
+    def _add_missing_columns(self) -> None:
+        """A frontier written by an older version gets the columns added since."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(hosts)")}
+        if "robots_claimed_at" not in columns:
+            self._db.execute("ALTER TABLE hosts ADD COLUMN robots_claimed_at REAL")
 
     def _count_existing_urls(self) -> None:
         """A frontier written before ``state_counts`` existed is counted once, here."""
@@ -154,8 +162,8 @@ class SqliteFrontierState:
             for r in rows:
                 db.execute(
                     "UPDATE hosts SET robots_state = 'fetching', inflight = inflight + 1, "
-                    "next_allowed_at = ? + delay_s WHERE host = ?",
-                    (now, r[0]),
+                    "next_allowed_at = ? + delay_s, robots_claimed_at = ? WHERE host = ?",
+                    (now, now, r[0]),
                 )
         return [_host(r) for r in rows]
 
@@ -168,6 +176,19 @@ class SqliteFrontierState:
             db.execute(
                 "UPDATE hosts SET robots_state = 'unknown' WHERE robots_state = 'ready' AND robots_fetched_at <= ?",
                 (now,),
+            )
+        return [r[0] for r in rows]
+
+    def expire_robots_claims(self, now: float, timeout_s: float) -> list[str]:
+        """Hosts claimed for robots.txt at or before ``now - timeout_s`` whose outcome never
+        came back go back to unknown, their slot freed: the claim is a lease too. A claim
+        with no time (an older frontier) counts as expired."""
+        cutoff = now - timeout_s
+        where = "robots_state = 'fetching' AND COALESCE(robots_claimed_at, 0) <= ?"
+        with self._tx() as db:
+            rows = db.execute(f"SELECT host FROM hosts WHERE {where}", (cutoff,)).fetchall()
+            db.execute(
+                f"UPDATE hosts SET robots_state = 'unknown', inflight = MAX(inflight - 1, 0) WHERE {where}", (cutoff,)
             )
         return [r[0] for r in rows]
 
@@ -225,7 +246,8 @@ class SqliteFrontierState:
 
     def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> list[Lease]:
         """Hand out due URLs, filling each host's free parallel slots (at most
-        ``parallelism`` in flight per host); each lease starts its host's politeness clock."""
+        ``parallelism`` in flight per host, one for a host with a delay); each lease
+        starts its host's politeness clock."""
         leases: list[Lease] = []
         with self._tx() as db:
             row = db.execute("SELECT n FROM state_counts WHERE state = 'leased'").fetchone()
@@ -235,15 +257,18 @@ class SqliteFrontierState:
                 return []
             # Only hosts with a URL due now: one whose queue is all in retry backoff must
             # not take a place in `room` while hosts with due URLs wait behind it.
+            # A host with a delay (its Crawl-delay, say) takes one fetch at a time: a gap
+            # between requests means nothing if several are in flight at once.
             hosts = db.execute(
-                "SELECT host, inflight FROM hosts WHERE robots_state = 'ready' AND next_allowed_at <= ? "
-                "AND blocked_until <= ? AND inflight < ? AND queued > 0 AND EXISTS (SELECT 1 FROM urls "
+                "SELECT host, inflight, CASE WHEN delay_s > 0 THEN 1 ELSE ? END AS par FROM hosts "
+                "WHERE robots_state = 'ready' AND next_allowed_at <= ? "
+                "AND blocked_until <= ? AND inflight < par AND queued > 0 AND EXISTS (SELECT 1 FROM urls "
                 "INDEXED BY urls_host_due WHERE urls.host = hosts.host AND urls.state = 'queued' AND urls.due_at <= ?) "
                 "ORDER BY next_allowed_at LIMIT ?",
-                (now, now, parallelism, now, room),
+                (parallelism, now, now, now, room),
             ).fetchall()
-            for host, inflight in hosts:
-                slots = min(parallelism - inflight, room - len(leases))
+            for host, inflight, host_parallelism in hosts:
+                slots = min(host_parallelism - inflight, room - len(leases))
                 if slots <= 0:
                     break
                 # Sitemaps first: they are few and they tell what else to fetch.
@@ -404,6 +429,17 @@ class SqliteFrontierState:
     def bump(self, name: str, by: int = 1) -> None:
         with self._tx() as db:
             self._bump(db, name, by)
+
+    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT host, state, note, status, COUNT(*) FROM urls GROUP BY host, state, note, status"
+            ).fetchall()
+        return [(h, st, note, status, n) for h, st, note, status, n in rows]
+
+    def counters(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._db.execute("SELECT name, value FROM counters").fetchall())
 
     def counts(self, now: float) -> FrontierCounts:
         with self._lock:

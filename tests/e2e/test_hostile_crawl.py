@@ -1,0 +1,179 @@
+"""A one-pass `tansuo crawl` of the hostile site (tests/hostile_site.py) with default
+limits finishes by itself, never fetches what robots.txt (reached through two
+redirects) disallows, never leaves the seed's port, indexes every well-formed page
+with the right text and nothing that is not a page, and caps what must be capped."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.common.bootstrap import build_search_index
+from services.common.settings import Settings
+from tests.hostile_site import (
+    BIG5_TEXT,
+    DISALLOWED,
+    GB18030_TEXT,
+    GBK_TEXT,
+    NOT_INDEXED,
+    SLOW_HOST_CRAWL_DELAY,
+    SLOW_HOST_PAGES,
+    WELL_FORMED,
+    RunningHostileSite,
+)
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, Path, str]]:
+    data = tmp_path_factory.mktemp("hostile")
+    with RunningHostileSite() as site:
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "crawl", site.base + "/", site.slow_host_base + "/", "--data", str(data),
+             "--no-progress", "--allow-private-networks", "--delay", "0"],
+            cwd=REPO, capture_output=True, text=True, timeout=600,
+            # The one-byte-a-second page would hold the crawl for 3 x 30 s at the default timeout.
+            env={"PATH": "/usr/bin:/bin", "TANSUO_CRAWLER_TIMEOUT_S": "5"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        yield site, data, done.stderr
+
+
+def test_the_crawl_finishes_by_itself(crawled) -> None:  # noqa: ANN001
+    _, _, stderr = crawled
+    assert "crawl finished" in stderr
+
+
+def test_the_crawl_stays_under_500_mb_of_memory(crawled) -> None:  # noqa: ANN001
+    # The largest child this test process has waited for: the crawl (KiB on Linux).
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 500 * 1024
+
+
+def test_nothing_disallowed_is_fetched_after_a_redirected_robots_txt(crawled) -> None:  # noqa: ANN001
+    site, _, _ = crawled
+    paths = site.paths()
+    assert paths[:3] == ["/robots.txt", "/robots/moved-again.txt", "/robots/real.txt"]
+    assert not [p for p in paths if p.startswith(DISALLOWED)]
+
+
+def test_no_two_requests_to_a_host_come_closer_than_its_crawl_delay(crawled) -> None:  # noqa: ANN001
+    # --delay 0 lets a host take parallel fetches; its Crawl-delay must still win.
+    site, _, _ = crawled
+    hits = site.slow_host_hits
+    assert len(hits) == 3 + SLOW_HOST_PAGES  # robots.txt, /sitemap.xml, the home page, its pages
+    gaps = [b.at - a.at for a, b in zip(hits, hits[1:])]
+    assert min(gaps) >= SLOW_HOST_CRAWL_DELAY, gaps
+
+
+def test_no_request_reaches_another_port_of_the_address(crawled) -> None:  # noqa: ANN001
+    site, _, _ = crawled
+    assert site.other_port_hits == []
+
+
+def test_traps_are_cut_by_the_default_limits(crawled) -> None:  # noqa: ANN001
+    site, _, _ = crawled
+    paths = site.paths()
+    assert 15 <= sum(p.startswith("/calendar") for p in paths) <= 21
+    assert sum(p.startswith("/redirect-chain/") for p in paths) <= 21
+    assert sum(p.startswith("/deeper/") for p in paths) <= 10
+    assert sum(p.startswith("/session") for p in paths) == 1  # session ids stripped: one URL
+    assert sum(p.startswith("/redirect-loop-") for p in paths) == 2
+
+
+def _index(data: Path):  # noqa: ANN202
+    return build_search_index(Settings(data_dir=data), read_only=True)
+
+
+@pytest.mark.parametrize("path", sorted(WELL_FORMED))
+def test_every_well_formed_page_is_indexed_with_its_title(crawled, path: str) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    doc = _index(data).get(site.base + path)
+    assert doc is not None and doc.title == WELL_FORMED[path]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [("/charset/big5-undeclared.html", BIG5_TEXT), ("/charset/big5-declared.html", BIG5_TEXT),
+     ("/charset/gbk-meta-says-utf8.html", GBK_TEXT), ("/charset/gbk-undeclared.html", GBK_TEXT),
+     ("/charset/gb18030-declared.html", GB18030_TEXT)],
+)  # fmt: skip
+def test_chinese_encodings_are_indexed_as_the_right_text(crawled, path: str, text: str) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    doc = _index(data).get(site.base + path)
+    assert doc is not None and text in doc.body
+
+
+@pytest.mark.parametrize("path", NOT_INDEXED)
+def test_binary_huge_and_slow_responses_are_not_indexed(crawled, path: str) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    assert site.base + path in [site.base + p for p in site.paths()]
+    assert _index(data).get(site.base + path) is None
+
+
+def test_a_huge_title_is_stored_capped(crawled) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    doc = _index(data).get(site.base + "/huge/title.html")
+    assert doc is not None and doc.title == "长" * 512
+
+
+def test_the_frontier_shows_which_limits_cut(crawled) -> None:  # noqa: ANN001
+    _, data, _ = crawled
+    out = subprocess.run([sys.executable, "-m", "services.cli.main", "frontier", "--data", str(data), "--json"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    import json
+
+    limits = json.loads(out.stdout)["limits"]
+    assert {"max_depth", "path_repetition", "title_length", "outlinks"} <= set(limits), limits
+
+
+def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    out = subprocess.run([sys.executable, "-m", "services.cli.main", "report", "--data", str(data), "--json"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    import json
+
+    (row,) = [r for r in json.loads(out.stdout)["hosts"] if r["host"] == site.base.split("//")[1]]
+    assert row["skipped"].get("robots", 0) >= 1
+    assert {"max_depth", "path_repetition", "title_length"} <= set(row["limits"])
+    assert row["fetched"] >= len(WELL_FORMED)
+
+
+@pytest.mark.browser
+def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:  # noqa: ANN001
+    import os
+    import urllib.parse
+
+    from services.api.app import create_app
+    from services.api.main import serve
+    from tests.e2e.test_web_ui_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing")
+    from playwright.sync_api import sync_playwright
+
+    _, data, _ = crawled
+    running = serve(create_app(Settings(data_dir=data)), "127.0.0.1", 0)  # read-only, as `tansuo serve`
+    dialogs: list[str] = []
+    titles: dict[str, list[str]] = {}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            page = browser.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            for query in ("标题", "正文内容", "alert", "script"):
+                page.goto(f"{running.url}/?q={urllib.parse.quote(query)}")
+                page.wait_for_load_state("load")
+                titles[query] = page.locator("li.result .result-title").all_inner_texts()
+                page.wait_for_timeout(300)  # let any injected handler (onerror) fire
+            browser.close()
+    finally:
+        running.shutdown()
+    assert dialogs == []
+    assert any("<script>alert('title')</script>" in t for t in titles["标题"]), titles
