@@ -9,6 +9,7 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from services.api import frontier_api, health, metrics_endpoint, request_ids, search_api, seeds_api, web_ui
+from services.api.readiness_cache import CachedReadiness
 from services.api.search_service import SearchService
 from services.common.bootstrap import build_search_index
 from services.common.health_server import Readiness
@@ -32,7 +33,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.extensions["tansuo.settings"] = cfg
     app.extensions["tansuo.index"] = index
     app.extensions["tansuo.search"] = SearchService(cfg, index)
-    app.extensions["tansuo.readiness"] = Readiness({"index": index.ping})
+    app.extensions["tansuo.readiness"] = CachedReadiness(Readiness({"index": index.ping}))
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
