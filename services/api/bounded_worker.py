@@ -9,9 +9,11 @@
 2. A new connection that has sent nothing yet goes back to the poller at once.
    Stock gthread lets it hold a thread for up to 5 s, so a few hundred silent
    connections would starve every thread.
-3. At the connection limit the oldest idle kept-alive connection is closed to make
-   room, where stock gthread stops accepting: idle clients never keep a new one out
-   (a client reopens a closed idle connection, which HTTP allows at any time).
+3. At the connection limit the oldest idle connection (silent ones first, then
+   kept-alive ones) is closed to make room, where stock gthread stops accepting:
+   idle clients never keep a new one out (a client reopens a closed idle
+   connection, which HTTP allows at any time). gunicorn itself already answers
+   "Connection: close" once its kept-alive connections fill the limit.
 
 The queue depth (stamped, not yet started) is the gauge ``tansuo_api_queue_depth``.
 """
@@ -28,6 +30,8 @@ from gunicorn.workers import gthread
 from services.common.metrics import API_QUEUE_DEPTH
 
 QUEUED_AT = "tansuo.queued_at"  # environ key: time.monotonic() when the request was ready
+
+SILENT_S = 1.0  # a connection that sent nothing for this long may be closed at the limit
 
 _current = threading.local()
 
@@ -63,9 +67,17 @@ class BoundedThreadWorker(gthread.ThreadWorker):
         super().set_accept_enabled(enabled)
 
     def _evict_idle(self, count: int) -> None:
-        """Close up to ``count`` kept-alive connections, the longest idle first."""
-        while count > 0 and self.keepalived_conns:
-            conn = self.keepalived_conns.popleft()
+        """Close up to ``count`` idle connections: those that have sent nothing for
+        ``SILENT_S`` first, then kept-alive ones, the longest idle first. A connection
+        silent for less may have its request on the way (it was accepted before its
+        first bytes came), so it is left alone."""
+        silent_since = time.monotonic() - SILENT_S + self.cfg.keepalive  # compared with conn.timeout
+        count = self._close_oldest(self.pending_conns, count, lambda conn: conn.timeout <= silent_since)
+        self._close_oldest(self.keepalived_conns, count, lambda conn: True)
+
+    def _close_oldest(self, idle: Any, count: int, eligible: Callable[[Any], bool]) -> int:
+        while count > 0 and idle and eligible(idle[0]):
+            conn = idle.popleft()
             try:
                 self.poller.unregister(conn.sock)
             except (OSError, KeyError, ValueError):
@@ -73,6 +85,7 @@ class BoundedThreadWorker(gthread.ThreadWorker):
             self.nr_conns -= 1
             conn.close()
             count -= 1
+        return count
 
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
