@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 POLL_TIMEOUT_S = 1.0
 
 
+# How long an API worker waits for its index before it starts serving anyway.
+API_CONNECT_BEFORE_SERVING_S = 5.0
+
+
 def consumer_lag(bus: Bus, group: str, topics: Sequence[str]) -> Callable[[], None]:
     """A refresh that sets ``tansuo_consumer_lag_messages`` for ``group`` on ``topics``."""
 
@@ -198,6 +202,11 @@ def api_worker_app(cfg: Settings):  # type: ignore[no-untyped-def]  # a Flask ap
         rt.stop.set()
         rt.close_backends()
 
-    threading.Thread(target=connect, name="index-connect", daemon=True).start()
+    connecting = threading.Thread(target=connect, name="index-connect", daemon=True)
+    connecting.start()
     gunicorn_server.on_worker_exit(stop)
+    # Wait a little for the index before serving: every worker of a healthy start is
+    # ready from its first request (readiness is each worker's own); an index that
+    # takes longer is connected in the background while the worker answers 503.
+    connecting.join(API_CONNECT_BEFORE_SERVING_S)
     return app
