@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gunicorn import glogging
@@ -42,12 +43,20 @@ DRAIN_S = 10.0
 WORKER_SILENT_S = 60
 
 
-def available_cores() -> int:
-    """Cores this process may run on (a container's CPU set, not the host's count)."""
+def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """Cores this process may use: the container's CPU limit (cgroup v2 ``cpu.max``,
+    rounded up) when there is one, else the CPUs it may run on."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+    except (OSError, ValueError):
+        return cores
+    if quota == "max":
+        return cores
+    return max(1, min(cores, math.ceil(int(quota) / int(period))))
 
 
 @dataclass(frozen=True)
