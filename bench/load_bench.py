@@ -70,9 +70,10 @@ def comparison_targets(data_dir: Path, port: int) -> list[Target]:
     serve = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
     bin_dir = Path(PY).parent
     return [
-        Target("gunicorn 1 worker x 4 threads", [*serve, "--workers", "1"], base),
+        Target("gunicorn 1 worker x 8 threads", [*serve, "--workers", "1"], {**base, "TANSUO_API_THREADS": "8"}),
         Target("gunicorn 2 workers x 1 thread", [*serve, "--workers", "2"], {**base, "TANSUO_API_THREADS": "1"}),
-        Target("gunicorn 2 workers x 4 threads", [*serve, "--workers", "2"], base),
+        Target("gunicorn 2 workers x 4 threads", [*serve, "--workers", "2"], {**base, "TANSUO_API_THREADS": "4"}),
+        Target("gunicorn 2 workers x 8 threads", [*serve, "--workers", "2"], {**base, "TANSUO_API_THREADS": "8"}),
         Target("gunicorn 2 workers x 16 threads", [*serve, "--workers", "2"], {**base, "TANSUO_API_THREADS": "16"}),
         Target("granian 2 workers x 4 threads", [str(bin_dir / "granian"), "--interface", "wsgi", "--workers", "2",
                 "--blocking-threads", "4", "--port", str(port), "--factory", "bench.server_targets:make_app"], base),

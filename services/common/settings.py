@@ -132,7 +132,7 @@ class Settings(BaseSettings):
     # `tansuo serve` and `tansuo api` run gunicorn (docs/serving.md): api_workers processes,
     # each with api_threads threads; 0 workers = one per core.
     api_workers: int = Field(default=0, ge=0)
-    api_threads: int = Field(default=4, ge=1)
+    api_threads: int = Field(default=8, ge=1)
     # A request not started this long after it arrived gets 503 + Retry-After at once.
     api_queue_deadline_s: float = Field(default=2.0, gt=0)
     api_retry_after_s: int = Field(default=1, ge=0)  # the Retry-After a refusal sends

@@ -362,7 +362,7 @@ def test_api_pods_scale_on_cpu_and_request_rate_and_the_hpa_owns_the_replicas(re
 def test_api_workers_threads_and_deadline_reach_the_pods(render):
     (config,) = [d for d in by_kind(render("full"), "ConfigMap").values() if "TANSUO_API_WORKERS" in d["data"]]
     assert config["data"]["TANSUO_API_WORKERS"] == "4"
-    assert config["data"]["TANSUO_API_THREADS"] == "4"
+    assert config["data"]["TANSUO_API_THREADS"] == "8"
     assert config["data"]["TANSUO_API_QUEUE_DEADLINE_S"] == "2"
     assert deployments(render("hpa"))["api"]["spec"]["replicas"] == 1  # no api autoscaling: replicaCount
 
