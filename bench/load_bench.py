@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,15 +27,20 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
+from bench import load_report, machine
 from bench.corpus import repeated, site_pages
 from bench.index_bench import index_tansuo
+from bench.profile_summary import summarise
 from bench.search_bench import draw_queries
 from services.cli.demo_site import build_demo_site, default_cache
 
 PY = sys.executable
+REPO = Path(__file__).resolve().parent.parent
 CLOSED_LEVELS = (1, 4, 16, 64, 256, 1024)
 QUICK_LEVELS = (1, 64, 1024)
 COPIES = 9  # 255 pages x 9 hosts: the size of the documentation site of issue 18
@@ -189,66 +193,138 @@ def profile(target: Target, port: int, queries: Path, seconds: float, out: Path,
         spy.wait(seconds + 30)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.load_bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--compare", action="store_true", help="other servers and worker shapes at 1, 64, 256 clients")
-    parser.add_argument("--profile", type=Path, help="write a py-spy raw profile of one worker here, then stop")
-    parser.add_argument("--seconds", type=float, help="per level (default 10, quick 4)")
-    parser.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core)")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tansuo-load-bench")
-    parser.add_argument("--json", type=Path, help="also write the raw results here")
-    args = parser.parse_args(argv)
-    seconds = args.seconds or (4.0 if args.quick else 10.0)
+def scaling_targets(data_dir: Path, port: int, cores: int) -> list[Target]:
+    """`tansuo serve` with 1 .. cores workers, for throughput per worker."""
+    serve = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
+    base = {"TANSUO_DATA_DIR": str(data_dir)}
+    return [Target(f"tansuo serve, {n} worker{'s' if n > 1 else ''}", [*serve, "--workers", str(n)], base)
+            for n in range(1, cores + 1)]  # fmt: skip
+
+
+def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     port = 18_480
     args.work.mkdir(parents=True, exist_ok=True)
     queries_path = args.work / "queries.txt"
     queries = build_index(default_cache().parent / "zh-docs-site", args.work / "data", 500)
     queries_path.write_text("\n".join(queries) + "\n", encoding="utf-8")
     data_dir = args.work / "data"
+    cores = len(os.sched_getaffinity(0))
+    workers = args.workers or cores
+    results: dict[str, Any] = {
+        "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"), "load_start": os.getloadavg()[0],
+        "machine": asdict(machine.describe()), "seconds": seconds, "workers": workers,
+        "bare": bare_query(data_dir, queries), "targets": {}, "scaling": {}, "compare": {},
+    }  # fmt: skip
+    _log(f"bare query: {results['bare']}")
     if args.profile:
         profile(targets(data_dir, port, args.workers)[0], port, queries_path, seconds, args.profile, args.work)
-        return 0
-    results: dict[str, object] = {"bare": bare_query(data_dir, queries), "seconds": seconds, "targets": {}}
-    _log(f"bare query: {results['bare']}")
-    levels = QUICK_LEVELS if args.quick else CLOSED_LEVELS
-    workers = args.workers or len(os.sched_getaffinity(0))
-    bare_rate = 1000 / float(results["bare"]["service_ms"])  # type: ignore[index]
-    rates = [round(bare_rate * workers * f) for f in (0.5, 1.0, 2.0)]
-    chosen = targets(data_dir, port, args.workers)
+        results["profile"] = summarise(args.profile)
     if args.compare:
-        chosen = comparison_targets(data_dir, port)
-        levels, rates = (1, 64, 256), []
-    for target in chosen:
+        for target in comparison_targets(data_dir, port):
+            _log(f"{target.name} ...")
+            results["compare"][target.name] = run_target(target, port, queries_path, (1, 64, 256), seconds, [], args.work)
+    levels = QUICK_LEVELS if args.quick else CLOSED_LEVELS
+    one_core = 1000 / float(results["bare"]["service_ms"])
+    rates = [round(one_core * workers * f) for f in (0.5, 1.0, 2.0)]
+    for target in targets(data_dir, port, args.workers):
         _log(f"{target.name} ...")
-        results["targets"][target.name] = run_target(  # type: ignore[index]
-            target, port, queries_path, levels, seconds, rates, args.work
-        )
-    results["workers"] = workers
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    print(markdown(results))
+        results["targets"][target.name] = run_target(target, port, queries_path, levels, seconds, rates, args.work)
+    for target in scaling_targets(data_dir, port, cores):
+        _log(f"{target.name} ...")
+        results["scaling"][target.name] = run_target(target, port, queries_path, (64,), seconds, [], args.work)
+    results["load_end"] = os.getloadavg()[0]
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load_bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1, 64 and 1,024 clients only")
+    parser.add_argument("--compare", action="store_true", help="also granian, waitress and other worker shapes")
+    parser.add_argument("--profile", type=Path, help="also profile one worker with py-spy; raw profile written here")
+    parser.add_argument("--seconds", type=float, help="per level (default 10, quick 4)")
+    parser.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tansuo-load-bench")
+    parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--from-json", type=Path, action="append", default=[],
+                        help="render earlier raw results (repeatable: later files add their parts) instead of measuring")
+    parser.add_argument("--write", action="store_true", help="put the section into docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    if args.from_json:
+        results: dict[str, Any] = {}
+        for path in args.from_json:
+            for key, value in json.loads(path.read_text(encoding="utf-8")).items():
+                if value or key not in results:
+                    results[key] = value
+    else:
+        results = measure(args, args.seconds or (4.0 if args.quick else 10.0))
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    section = markdown(results)
+    if args.write:
+        load_report.write(REPO / "docs" / "benchmarks.md", section)
+    else:
+        print(section)
     return 0
 
 
-def markdown(results: dict) -> str:  # type: ignore[type-arg]
-    """Tables of one run: per target, closed-loop levels then open-loop rates."""
-    bare = results["bare"]
-    lines = [
-        f"Bare query in one process, no HTTP: SearchService {bare['service_ms']:.2f} ms a query "
-        f"({1000 / bare['service_ms']:.0f}/s on one core), the index adapter's search alone {bare['index_ms']:.2f} ms.",
+def _row(name: str, r: dict[str, Any]) -> str:
+    load_desc = f"{r['clients']} clients" if r["mode"] == "closed" else f"{r['rate']:g}/s arrivals"
+    other = {k: v for k, v in r["statuses"].items() if k not in ("200", "503")}
+    refused = f"{r['refused_share'] * 100:.1f}%"
+    other_text = ", ".join(f"{k}: {v}" for k, v in other.items()) or "—"
+    return f"| {name} | {load_desc} | {r['ok_per_s']:.0f} | {r['p50_ms']} | {r['p99_ms']} | {refused} | {other_text} |"
+
+
+_HEAD = ("| server | load | answered/s (200) | p50 ms | p99 ms | refused (503) | other |\n"
+         "|---|---|---|---|---|---|---|")  # fmt: skip
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The docs/benchmarks.md section of one run."""
+    bare, m = results["bare"], results["machine"]
+    out = [
+        "## Load: the search API under many clients",
         "",
-        "| server | load | answered/s (200) | p50 ms | p99 ms | refused (503) | other |",
-        "|---|---|---|---|---|---|---|",
+        f"{results['started']} UTC, Tansuo `{m['commit']}`, {m['cpu']}, {m['cores']} cores, Python {m['python']}. "
+        f"Load average (1 min) {results['load_start']:.1f} at the start, {results.get('load_end', 0):.1f} at the end"
+        + (": other work shared the machine, so every figure is a floor and only lines of this run compare."
+           if max(results["load_start"], results.get("load_end", 0)) > 0.5 * m["cores"] else ".")
+        + f" `python -m bench.load_bench --write`, {results['seconds']:g} s per level, "
+        f"{results['workers']} worker processes (one per core, the default) of 8 threads.",
+        "",
+        "The index: the demo site's pages under nine host names (about 2,300 documents). Queries: 500 drawn as "
+        "in the search benchmark (titles, one to three words, words of two pages, English). The load client "
+        "(`bench/load_client.py`) runs as its own process on the same cores. *Closed loop*: each client keeps "
+        "one connection alive and sends its next query when the answer comes; after a 503 it waits the "
+        "Retry-After. *Open loop*: requests start at a fixed rate (half, once and twice what the bare query "
+        "does on all cores) whatever the answers, latency counted from the planned start. p50/p99 are over "
+        "all answers, 200 and 503.",
+        "",
+        f"**Bare query, same run, no HTTP:** SearchService {bare['service_ms']:.2f} ms a query "
+        f"({1000 / bare['service_ms']:.0f}/s on one core); the index adapter's search alone "
+        f"{bare['index_ms']:.2f} ms.",
+        "",
+        _HEAD,
     ]
     for name, runs in results["targets"].items():
-        for r in runs["closed"] + runs["open"]:
-            load_desc = f"{r['clients']} clients" if r["mode"] == "closed" else f"{r['rate']:g}/s arrivals"
-            other = {k: v for k, v in r["statuses"].items() if k not in ("200", "503")}
-            refused = f"{r['refused_share'] * 100:.1f}%"
-            lines.append(f"| {name} | {load_desc} | {r['ok_per_s']:.0f} | {r['p50_ms']} | {r['p99_ms']} | {refused} | "
-                         f"{', '.join(f'{k}: {v}' for k, v in other.items()) or '—'} |")  # fmt: skip
-    return "\n".join(lines)
+        out += [_row(name, r) for r in runs["closed"] + runs["open"]]
+    if results.get("scaling"):
+        out += ["", "**Workers**, 64 closed-loop clients on `tansuo serve`:", "", _HEAD]
+        for name, runs in results["scaling"].items():
+            r = runs["closed"][0]
+            out.append(_row(name, r))
+        rates = [runs["closed"][0]["ok_per_s"] for runs in results["scaling"].values()]
+        out += ["", "Throughput relative to one worker: "
+                + ", ".join(f"{i + 1} → {rate / rates[0]:.2f}×" for i, rate in enumerate(rates)) + "."]
+    if results.get("compare"):
+        out += ["", "**Servers and worker shapes compared** (the same app; granian and waitress without the "
+                "admission middleware, which needs gunicorn's arrival stamps):", "", _HEAD]
+        for name, runs in results["compare"].items():
+            out += [_row(name, r) for r in runs["closed"]]
+    if results.get("profile"):
+        out += ["", "**Profile** of one `tansuo serve` worker under 64 clients (py-spy, 200 samples/s, "
+                "every thread):", "", results["profile"]]
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

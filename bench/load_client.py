@@ -82,10 +82,22 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def request(self, path: str) -> tuple[int, str | None, bool]:
-        """(status, Retry-After, keep-alive) of one GET."""
+        """(status, Retry-After, keep-alive) of one GET. On a reused connection that the
+        server had closed meanwhile (an idle timeout) it is sent again on a new one, as
+        browsers and HTTP libraries do."""
+        if self.writer is not None:
+            try:
+                return await self._send(path)
+            except (ConnectionError, asyncio.IncompleteReadError) as exc:
+                if isinstance(exc, asyncio.IncompleteReadError) and exc.partial:
+                    raise
+                self.close()
+        return await self._send(path)
+
+    async def _send(self, path: str) -> tuple[int, str | None, bool]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        assert self.reader is not None
+        assert self.reader is not None and self.writer is not None
         self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
         head = await self.reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")

@@ -14,18 +14,14 @@ alive and ready even while it sheds searches.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from services.api.bounded_worker import QUEUED_AT
+from services.api.bounded_worker import NEVER_REFUSED, QUEUED_AT, busy_body
 from services.common.metrics import API_QUEUE_WAIT, API_REFUSALS, API_REQUESTS
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-
-NEVER_REFUSED = frozenset({"/livez", "/healthz", "/readyz", "/metrics"})
-
 
 class Admission:
     """WSGI middleware refusing requests that waited longer than ``deadline_s``."""
@@ -37,8 +33,7 @@ class Admission:
         self.deadline_s = deadline_s
         self._retry_after = str(retry_after_s)
         self._clock = clock
-        message = f"the server is busy: the request could not start within {deadline_s:g} s; retry shortly"
-        self._body = json.dumps({"error": message}).encode()
+        self._body = busy_body(deadline_s)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         API_REQUESTS.inc()

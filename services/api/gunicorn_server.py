@@ -112,6 +112,9 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
         self._build_app = build_app
         self._opts = opts
         self._name = name
+        # Read by the worker (services/api/bounded_worker.py), which gunicorn hands this object.
+        self.tansuo_deadline_s = opts.deadline_s
+        self.tansuo_retry_after_s = opts.retry_after_s
         super().__init__()
 
     def load_config(self) -> None:

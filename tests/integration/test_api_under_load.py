@@ -46,6 +46,14 @@ class Server:
         finally:
             conn.close()
 
+    def warm_up(self) -> None:
+        """Until one search is answered: the first ones of a new process may wait past a
+        10 ms deadline behind its start-up (the segmenter's dictionary loading)."""
+        deadline = time.monotonic() + 60
+        while self.get(SEARCH)[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
     def metric(self, name: str) -> float:
         text = self.get("/metrics")[2].decode()
         return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
@@ -130,7 +138,8 @@ def test_an_overloaded_server_refuses_at_once_with_503_and_retry_after(
     start: Callable[..., Server], command: str
 ) -> None:
     server = start(command, **OVERLOADED)
-    assert server.get(SEARCH)[0] == 200  # ready, and the first search has paid for its start-up
+    server.warm_up()
+    refused_before = server.metric("tansuo_api_refusals_total")
 
     results = _burst(server.port, 300, SEARCH)
 
@@ -142,12 +151,12 @@ def test_an_overloaded_server_refuses_at_once_with_503_and_retry_after(
     for headers, body in refusals:
         assert headers["Retry-After"] == "1"
         assert "busy" in json.loads(body)["error"]
-    assert server.metric("tansuo_api_refusals_total") == len(refusals)
+    assert server.metric("tansuo_api_refusals_total") - refused_before == len(refusals)
 
 
 def test_health_endpoints_answer_while_the_server_refuses_searches(start: Callable[..., Server]) -> None:
     server = start("api", **OVERLOADED)
-    assert server.get(SEARCH)[0] == 200
+    server.warm_up()
     probes: dict[str, list[int]] = {"/livez": [], "/readyz": [], "/metrics": []}
     stop = threading.Event()
 
