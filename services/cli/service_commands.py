@@ -31,8 +31,6 @@ log = logging.getLogger(__name__)
 
 # One second: SIGTERM is noticed well inside Kubernetes' grace period.
 POLL_TIMEOUT_S = 1.0
-
-
 # How long an API worker waits for its index before it starts serving anyway.
 API_CONNECT_BEFORE_SERVING_S = 5.0
 
@@ -166,8 +164,9 @@ def api(cfg: Settings, args: argparse.Namespace) -> int:
     """Serve the search API and web UI with gunicorn's worker processes until SIGTERM,
     then drain requests (services/api/gunicorn_server.py).
 
-    Each worker starts serving at once and connects the index in the background;
-    until then /readyz and searches answer 503 rather than the process crash-looping.
+    Each worker waits up to API_CONNECT_BEFORE_SERVING_S for its index, then serves
+    and goes on connecting in the background; until connected, /readyz and searches
+    answer 503 rather than the process crash-looping.
     """
     from services.api import gunicorn_server
 
