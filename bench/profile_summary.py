@@ -16,13 +16,15 @@ def _frame(raw: str) -> tuple[str, str]:
     return f"{name} ({short})", f"{name} ({short}:{line})"
 
 
-def summarise(raw_profile: Path, top: int = 15) -> str:
+def summarise(raw_profile: Path, top: int = 15, within: str = "") -> str:
+    """Shares of the samples whose stack has a frame named ``within`` (all samples when
+    empty): py-spy samples every thread, and idle threads would otherwise dominate."""
     inclusive: Counter[str] = Counter()
     by_line: Counter[str] = Counter()
     total = 0
     for row in raw_profile.read_text(encoding="utf-8").splitlines():
         stack, _, count = row.rpartition(" ")
-        if not stack or not count.isdigit():
+        if not stack or not count.isdigit() or (within and f";{within} (" not in f";{stack}"):
             continue
         n = int(count)
         total += n
@@ -38,7 +40,7 @@ def summarise(raw_profile: Path, top: int = 15) -> str:
         return f"| {title} | where |\n|---|---|\n" + "\n".join(rows) + "\n"
 
     return (
-        f"{total} samples.\n\n"
+        f"{total} samples{f' inside `{within}`' if within else ''}.\n\n"
         + table("share of samples (inclusive)", inclusive)
         + "\n"
         + table("share of samples (self, by line)", by_line)
