@@ -279,6 +279,31 @@ _HEAD = ("| server | load | answered/s (200) | p50 ms | p99 ms | refused (503) |
          "|---|---|---|---|---|---|---|")  # fmt: skip
 
 
+def _against_the_goals(targets: dict[str, Any]) -> list[str]:
+    """Issue 18's targets, read off the closed-loop levels of each command."""
+    lines = ["Against the goals (throughput at 256 and 1,024 clients at least 0.8× the best level, p99 at 256 "
+             "clients at most 2 s, refusals at 1,024 clients at most 5%):", ""]  # fmt: skip
+    for name, runs in targets.items():
+        by_clients = {r["clients"]: r for r in runs["closed"]}
+        best = max(r["ok_per_s"] for r in runs["closed"]) or 1.0
+        parts = []
+        for clients in (256, 1024):
+            r = by_clients.get(clients)
+            if r is not None:
+                parts.append(f"{clients:,} clients {r['ok_per_s'] / best:.2f}× the best")
+        if 256 in by_clients:
+            parts.append(f"p99 at 256 clients {by_clients[256]['p99_ms'] / 1000:.2f} s")
+        if 1024 in by_clients:
+            parts.append(f"refused at 1,024 clients {by_clients[1024]['refused_share'] * 100:.0f}%")
+        every = runs["closed"] + runs["open"]
+        other = sum(v for r in every for k, v in r["statuses"].items() if k not in ("200", "503"))
+        bare = sum(r["refusals_without_retry_after"] for r in every)
+        parts.append(f"{other} requests got neither 200 nor 503, {bare} refusals had no Retry-After"
+                     if other or bare else "every answer a 200 or a 503 with Retry-After")  # fmt: skip
+        lines.append(f"- {name}: " + "; ".join(parts) + ".")
+    return lines
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The docs/benchmarks.md section of one run."""
     bare, m = results["bare"], results["machine"]
@@ -308,6 +333,7 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for name, runs in results["targets"].items():
         out += [_row(name, r) for r in runs["closed"] + runs["open"]]
+    out += ["", *_against_the_goals(results["targets"])]
     if results.get("scaling"):
         out += ["", "**Workers**, 64 closed-loop clients on `tansuo serve`:", "", _HEAD]
         for name, runs in results["scaling"].items():

@@ -181,7 +181,8 @@ async def open_loop(host: str, port: int, paths: list[str], rate: float, seconds
     sent_for = time.monotonic() - start
     if tasks:
         _, pending = await asyncio.wait(set(tasks), timeout=DRAIN_TIMEOUT_S)
-        tally.statuses["timeout"] += len(pending)
+        if pending:
+            tally.statuses["timeout"] += len(pending)
         for task in pending:
             task.cancel()
     for conn in idle:
