@@ -6,10 +6,10 @@
    a request that waited longer than the deadline with a 503, instead of serving an
    answer nobody waits for any more. gunicorn itself does not know how long a
    request sat in its thread pool's queue; only the worker sees both ends.
-   And when the queue is already so long that a new request would wait past the
-   deadline (queued x mean time a request holds a thread / threads), a plain GET is
-   refused on arrival by the poller thread, without entering the queue: the client
-   hears "busy" at once rather than after the deadline.
+   And when the queue is already so long that a new request would be answered only
+   after the deadline (queued x mean time a request holds a thread / threads, plus
+   its own turn), a plain GET is refused on arrival by the poller thread, without
+   entering the queue: the client hears "busy" at once rather than after the deadline.
 2. A new connection that has sent nothing yet goes back to the poller at once.
    Stock gthread lets it hold a thread for up to 5 s, so a few hundred silent
    connections would starve every thread.
@@ -63,7 +63,7 @@ class BoundedThreadWorker(gthread.ThreadWorker):
     def enqueue_req(self, conn: gthread.TConn) -> None:
         with self._lock:
             queued = self._queued
-        if self._drain.wait_s(queued, self.cfg.threads) > self.deadline_s and self._refuse_on_arrival(conn):
+        if self._drain.answer_s(queued, self.cfg.threads) > self.deadline_s and self._refuse_on_arrival(conn):
             return
         conn.tansuo_queued_at = time.monotonic()
         with self._lock:
@@ -164,6 +164,10 @@ class DrainEstimate:
 
     def wait_s(self, queued: int, threads: int) -> float:
         return queued * self.mean_s / max(1, threads)
+
+    def answer_s(self, queued: int, threads: int) -> float:
+        """When a request arriving now would be answered: its wait, then its own turn."""
+        return self.wait_s(queued, threads) + self.mean_s
 
 
 @dataclass(frozen=True)

@@ -43,3 +43,4 @@ def test_the_wait_estimate_is_the_queue_times_the_time_a_request_holds_a_thread(
     assert drain.wait_s(100, 8) == 0.0  # nothing measured yet: never refuse on a guess
     drain.observe(0.08)
     assert drain.wait_s(100, 8) == 100 * 0.08 / 8
+    assert drain.answer_s(100, 8) == 100 * 0.08 / 8 + 0.08  # then its own turn
