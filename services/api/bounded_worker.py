@@ -19,7 +19,8 @@
    connection, which HTTP allows at any time). gunicorn itself already answers
    "Connection: close" once its kept-alive connections fill the limit.
 
-The queue depth (stamped, not yet started) is the gauge ``tansuo_api_queue_depth``.
+The queue depth (stamped, not yet started) is the gauge ``tansuo_api_queue_depth``,
+set once per turn of the worker's poller loop.
 """
 
 from __future__ import annotations
@@ -68,13 +69,17 @@ class BoundedThreadWorker(gthread.ThreadWorker):
         conn.tansuo_queued_at = time.monotonic()
         with self._lock:
             self._queued += 1
-        API_QUEUE_DEPTH.inc()
         super().enqueue_req(conn)
+
+    def murder_keepalived(self, force: bool = False) -> None:
+        # Once per turn of the poller loop rather than twice per request: in
+        # multiprocess mode every metric write takes a process-wide lock.
+        API_QUEUE_DEPTH.set(self._queued)
+        super().murder_keepalived(force)
 
     def handle(self, conn: gthread.TConn) -> Any:
         with self._lock:
             self._queued -= 1
-        API_QUEUE_DEPTH.dec()
         if not conn.initialized and not conn.data_ready and not conn.wait_for_data(0):
             return gthread._DEFER  # nothing sent yet: wait in the poller, not in a thread
         _current.queued_at = getattr(conn, "tansuo_queued_at", None)
