@@ -348,8 +348,9 @@ def markdown(results: dict[str, Any]) -> str:
         for name, runs in results["compare"].items():
             out += [_row(name, r) for r in runs["closed"]]
     if results.get("profile"):
-        out += ["", "**Profile** of one `tansuo serve` worker under 64 clients (py-spy, 200 samples/s, "
-                "every thread):", "", results["profile"]]
+        out += ["", "**Profile** of one `tansuo serve` worker under 64 clients (py-spy, 200 samples/s; shares of "
+                "the samples of threads inside a request, waits for Python's lock and for other locks "
+                "included; docs/serving.md reads it):", "", results["profile"]]
     return "\n".join(out) + "\n"
 
 
