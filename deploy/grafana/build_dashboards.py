@@ -331,6 +331,30 @@ DASHBOARDS = [
                 stack=True,
             ),
             Panel(
+                "API requests: answered and refused",
+                [
+                    (f"sum(rate(tansuo_api_requests_total[{RATE}])) - sum(rate(tansuo_api_refusals_total[{RATE}]))",
+                     "started"),
+                    (f"sum(rate(tansuo_api_refusals_total[{RATE}]))", "refused (503 + Retry-After)"),
+                ],
+                "reqps",
+                description="A request that waited longer than TANSUO_API_QUEUE_DEADLINE_S (2 s) for a worker "
+                "thread is refused at once. TansuoApiRefusing fires when over 5% are refused for 5 minutes: "
+                "add api pods or workers (README, 'Serving under load').",
+                stack=True,
+            ),
+            Panel(
+                "API request queue",
+                [("sum(tansuo_api_queue_depth)", "waiting for a thread"), ("sum(tansuo_api_workers)", "worker processes")],
+                description="Requests that arrived and wait for a worker thread, summed over pods and their workers.",
+            ),
+            Panel(
+                "Time waiting for a worker thread",
+                quantiles("tansuo_api_queue_wait_seconds", (0.5, 0.99)),
+                "s",
+                description="From a request's arrival to its start; past the deadline it is refused.",
+            ),
+            Panel(
                 "Mean search time",
                 [
                     (mean("tansuo_search_duration_seconds"), "mean")

@@ -18,6 +18,7 @@ from services.api import (
     seeds_api,
     web_ui,
 )
+from services.api.readiness_cache import CachedReadiness
 from services.api.search_service import SearchService
 from services.api.suggest_service import SuggestService
 from services.common.bootstrap import build_search_index
@@ -43,7 +44,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.extensions["tansuo.index"] = index
     app.extensions["tansuo.search"] = SearchService(cfg, index)
     app.extensions["tansuo.suggest"] = SuggestService(index)
-    app.extensions["tansuo.readiness"] = Readiness({"index": index.ping})
+    app.extensions["tansuo.readiness"] = CachedReadiness(Readiness({"index": index.ping}))
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
-from services.common.health_server import Readiness
+from services.api.readiness_cache import CachedReadiness
 
 bp = Blueprint("health", __name__)
 
@@ -23,7 +23,9 @@ def live() -> ResponseReturnValue:
 
 @bp.get("/readyz")
 def ready() -> ResponseReturnValue:
-    """200 when the search index answers a ping, else 503 with what failed."""
-    readiness: Readiness = current_app.extensions["tansuo.readiness"]
+    """200 when the search index answered its last ping, else 503 with what failed.
+    The ping runs in the background (services/api/readiness_cache.py): a probe never
+    waits behind searches."""
+    readiness: CachedReadiness = current_app.extensions["tansuo.readiness"]
     status, body = readiness.response()
     return jsonify(body), status

@@ -1,7 +1,9 @@
-"""A stoppable HTTP server for `tansuo serve`, `tansuo run` and tests.
+"""A stoppable in-process HTTP server for `tansuo run`, `tansuo demo` and tests.
 
-The API as its own service process is `tansuo api` (services/cli/service_commands.py),
-served by waitress.
+`tansuo serve` and `tansuo api` run the production server instead
+(services/api/gunicorn_server.py): worker processes, bounded waiting. `tansuo run`
+keeps this one because its crawl writes the index in the same process, which a
+forked worker could not share; it is meant for one person trying Tansuo out.
 """
 
 from __future__ import annotations

@@ -185,19 +185,21 @@ def _print_results(result: dict) -> None:
 
 
 def serve(cfg: Settings, args: argparse.Namespace) -> int:
+    """Serve the index of ``--data`` with the production server (gunicorn, one worker
+    process per core by default); each worker opens the index read-only, so a crawl in
+    another process may go on writing and every worker sees its commits."""
+    from services.api import gunicorn_server
     from services.api.app import create_app
-    from services.api.main import serve as serve_app
 
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    app = create_app(cfg)
-    server = serve_app(app, cfg.api_host, cfg.api_port)
-    print(f"Tansuo search UI on http://{cfg.api_host}:{server.port}/  (Ctrl-C to stop)", file=sys.stderr)
-    try:
-        threading.Event().wait()
-    finally:
-        server.shutdown()
-    return 0
+    opts = gunicorn_server.ServerOptions.from_settings(cfg)
+    print(
+        f"Tansuo search UI on http://{cfg.api_host}:{cfg.api_port}/  "
+        f"({opts.workers} worker processes; Ctrl-C to stop)",
+        file=sys.stderr,
+    )
+    return gunicorn_server.run(lambda: create_app(cfg), opts, "serve")
 
 
 def run(cfg: Settings, args: argparse.Namespace) -> int:

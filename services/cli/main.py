@@ -13,9 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from services.common import multiprocess_metrics
 
-from services.cli import commands, eval_command, service_commands
+# Before anything imports prometheus_client: the serving commands run several worker
+# processes, whose metrics must be written where every worker's can be summed.
+multiprocess_metrics.prepare(sys.argv[1:])
+
+from pydantic import ValidationError  # noqa: E402
+
+from services.cli import commands, eval_command, service_commands  # noqa: E402
 from services.common.json_logging import JsonFormatter
 from services.common.log_throttle import RepeatThrottle
 from services.common.settings import Settings
@@ -28,9 +34,10 @@ SERVICE_COMMANDS = {
     "crawler": (service_commands.crawler, "run a crawler worker: fetch the jobs the scheduler hands out"),
     "indexer": (service_commands.indexer, "run the indexer service: page events into the search index"),
     "ranker": (service_commands.ranker, "run the ranker service: link graph, PageRank, anchor text"),
-    "api": (service_commands.api, "run the search API and web UI service (waitress)"),
+    "api": (service_commands.api, "run the search API and web UI service (gunicorn)"),
 }
 LOG_FORMATS = ("text", "json")
+WORKERS_HELP = "server worker processes (TANSUO_API_WORKERS; default 0 = one per core)"
 # Client libraries that log every request at INFO and every internal retry with a
 # traceback: the services log each backend failure once, in one line, themselves.
 _CHATTY_LOGGERS = {"elastic_transport": logging.WARNING, "elastic_transport.transport": logging.ERROR,
@@ -91,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--data", required=True, type=Path)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--workers", type=int, help=WORKERS_HELP)
 
     run = sub.add_parser("run", help="crawl and serve at once")
     _crawl_options(run)
@@ -131,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
         if name == "api":
             service.add_argument("--host", help="address to listen on (TANSUO_API_HOST, default 127.0.0.1)")
             service.add_argument("--port", type=int, help="port to listen on (TANSUO_API_PORT, default 8080)")
+            service.add_argument("--workers", type=int, help=WORKERS_HELP)
     return parser
 
 
@@ -168,6 +177,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         "concurrency": "crawler_concurrency",
         "host": "api_host",
         "port": "api_port",
+        "workers": "api_workers",
     }
     for flag, field in flag_to_field.items():
         value = getattr(args, flag, None)

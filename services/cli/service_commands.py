@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 
@@ -29,9 +31,8 @@ log = logging.getLogger(__name__)
 
 # One second: SIGTERM is noticed well inside Kubernetes' grace period.
 POLL_TIMEOUT_S = 1.0
-# In-flight requests get this long to finish on SIGTERM, well inside the default
-# 30 s grace period.
-API_DRAIN_S = 10.0
+# How long an API worker waits for its index before it starts serving anyway.
+API_CONNECT_BEFORE_SERVING_S = 5.0
 
 
 def consumer_lag(bus: Bus, group: str, topics: Sequence[str]) -> Callable[[], None]:
@@ -160,40 +161,51 @@ def crawler(cfg: Settings, args: argparse.Namespace) -> int:
 
 
 def api(cfg: Settings, args: argparse.Namespace) -> int:
-    """Serve the search API and web UI with waitress until SIGTERM, then drain requests.
+    """Serve the search API and web UI with gunicorn's worker processes until SIGTERM,
+    then drain requests (services/api/gunicorn_server.py).
 
-    The server starts at once; the index is connected in the background, and until
-    then /readyz and searches answer 503 rather than the process crash-looping.
+    Each worker waits up to API_CONNECT_BEFORE_SERVING_S for its index, then serves
+    and goes on connecting in the background; until connected, /readyz and searches
+    answer 503 rather than the process crash-looping.
     """
-    from services.api.app import create_app
-    from services.api.pending_index import PendingSearchIndex
-    from services.api.wsgi_server import WsgiServer
+    from services.api import gunicorn_server
 
     for outcome in ("ok", "bad_request", "error"):
         SEARCH_REQUESTS.labels(outcome=outcome)  # exported at 0, so rate() has a series from the start
-    rt = ServiceRuntime(cfg, "api", backends=("index",), serve_health_endpoints=False)
+    return gunicorn_server.run(lambda: api_worker_app(cfg), gunicorn_server.ServerOptions.from_settings(cfg), "api")
+
+
+def api_worker_app(cfg: Settings):  # type: ignore[no-untyped-def]  # a Flask app
+    """The app of one API worker process, its index connected in the background."""
+    from services.api import gunicorn_server
+    from services.api.app import create_app
+    from services.api.pending_index import PendingSearchIndex
+    from services.api.readiness_cache import CachedReadiness
+
+    rt = ServiceRuntime(cfg, "api", backends=("index",), serve_health_endpoints=False, handle_signals=False)
+    rt.__enter__()
     index = PendingSearchIndex()
-    failure: list[Exception] = []
-    with rt:
-        app = create_app(cfg, index=index)
-        app.extensions["tansuo.readiness"] = rt.readiness  # names the last connection error
+    app = create_app(cfg, index=index)
+    app.extensions["tansuo.readiness"] = CachedReadiness(rt.readiness)  # names the last connection error
 
-        def connect() -> None:
-            try:
-                index.attach(rt.connect("index", lambda: build_search_index(cfg, read_only=True)))
-            except Stopped:
-                pass
-            except Exception as exc:  # a bad TANSUO_INDEX: no retry makes it right
-                failure.append(exc)
-                rt.stop.set()
+    def connect() -> None:
+        try:
+            index.attach(rt.connect("index", lambda: build_search_index(cfg, read_only=True)))
+        except Stopped:
+            pass
+        except Exception:  # a bad TANSUO_INDEX: no retry makes it right, so the server stops
+            log.exception("api: cannot open the search index; stopping")
+            os.kill(os.getppid(), signal.SIGTERM)
 
-        connecting = threading.Thread(target=connect, name="index-connect", daemon=True)
-        connecting.start()
-        server = WsgiServer(app, cfg.api_host, cfg.api_port, threads=pending_setting(cfg, "api_threads", 8))
-        log.info("api: search UI and API on http://%s:%d/ (readyz, metrics)", server.host, server.port)
-        rt.stop.wait()
-        server.shutdown(API_DRAIN_S)
-        connecting.join(1.0)
-    if failure:
-        raise failure[0]
-    return 0
+    def stop() -> None:
+        rt.stop.set()
+        rt.close_backends()
+
+    connecting = threading.Thread(target=connect, name="index-connect", daemon=True)
+    connecting.start()
+    gunicorn_server.on_worker_exit(stop)
+    # Wait a little for the index before serving: every worker of a healthy start is
+    # ready from its first request (readiness is each worker's own); an index that
+    # takes longer is connected in the background while the worker answers 503.
+    connecting.join(API_CONNECT_BEFORE_SERVING_S)
+    return app

@@ -94,7 +94,14 @@ class ServiceRuntime:
     health server, leaving closes every adapter and the server.
     """
 
-    def __init__(self, cfg: Settings, service: str, backends: Sequence[str], serve_health_endpoints: bool = True) -> None:
+    def __init__(
+        self,
+        cfg: Settings,
+        service: str,
+        backends: Sequence[str],
+        serve_health_endpoints: bool = True,
+        handle_signals: bool = True,
+    ) -> None:
         self.cfg = cfg
         self.service = service
         self.stop = threading.Event()
@@ -104,6 +111,7 @@ class ServiceRuntime:
         self._refresh: Callable[[], None] | None = None
         self._refresh_now = threading.Event()
         self._serve_health = serve_health_endpoints
+        self._handle_signals = handle_signals  # False in a server's worker, whose signals the server owns
         self._opened: list[tuple[str, Any]] = []
         self._refresher: threading.Thread | None = None
         self._refresh_failing = False
@@ -126,7 +134,7 @@ class ServiceRuntime:
     # --- lifetime
 
     def __enter__(self) -> ServiceRuntime:
-        if threading.current_thread() is threading.main_thread():
+        if self._handle_signals and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_signal)
             signal.signal(signal.SIGINT, self._on_signal)
         if self._serve_health:

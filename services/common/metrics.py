@@ -83,7 +83,28 @@ SEARCH_DURATION = Histogram(
     "tansuo_search_duration_seconds", "Time to answer one search request.", buckets=_LATENCY_BUCKETS
 )
 SEARCH_REQUESTS = Counter("tansuo_search_requests_total", "Search requests, by outcome.", ["outcome"])
+# The API's request queue (services/api/bounded_worker.py, admission.py). Gauges of the
+# API say how to combine its worker processes (prometheus_client's multiprocess mode);
+# elsewhere the mode is ignored.
+API_QUEUE_DEPTH = Gauge(
+    "tansuo_api_queue_depth",
+    "Requests that arrived and wait for a worker thread, over all worker processes.",
+    multiprocess_mode="livesum",
+)
+API_QUEUE_WAIT = Histogram(
+    "tansuo_api_queue_wait_seconds",
+    "How long a request waited between arriving and starting (refused ones included).",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0),
+)
+API_REQUESTS = Counter("tansuo_api_requests_total", "HTTP requests the API started or refused.")
+API_REFUSALS = Counter(
+    "tansuo_api_refusals_total", "Requests refused with 503 + Retry-After because they waited past the deadline."
+)
+API_WORKERS = Gauge("tansuo_api_workers", "Worker processes serving the API.", multiprocess_mode="livesum")
 
 # --- every service
 ERRORS = Counter("tansuo_errors_total", "Errors, by service and kind.", ["service", "kind"])
-BACKEND_UP = Gauge("tansuo_backend_up", "1 when the last ping of a backend succeeded.", ["backend"])
+# livemin: in the API's worker processes, up only when every live worker's ping succeeded.
+BACKEND_UP = Gauge(
+    "tansuo_backend_up", "1 when the last ping of a backend succeeded.", ["backend"], multiprocess_mode="livemin"
+)

@@ -167,7 +167,17 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = "text"
 
     # --- api
-    api_threads: int = Field(default=8, ge=1)  # waitress worker threads of `tansuo api`
+    # `tansuo serve` and `tansuo api` run gunicorn (docs/serving.md): api_workers processes,
+    # each with api_threads threads; 0 workers = one per core.
+    api_workers: int = Field(default=0, ge=0)
+    api_threads: int = Field(default=8, ge=1)
+    # A request not started this long after it arrived gets 503 + Retry-After at once.
+    api_queue_deadline_s: float = Field(default=2.0, gt=0)
+    api_retry_after_s: int = Field(default=1, ge=0)  # the Retry-After a refusal sends
+    api_keepalive_s: int = Field(default=5, ge=0)  # an idle kept-alive connection is closed after this
+    # Open connections per worker; at the limit the oldest idle kept-alive one is closed
+    # to let a new client in.
+    api_max_connections: int = Field(default=1000, ge=2)
     api_host: str = "127.0.0.1"
     api_token: str = ""  # bearer token for POST /api/seeds; empty turns seeding over the API off
     api_port: int = Field(default=8080, ge=0, le=65535)

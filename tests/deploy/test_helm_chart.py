@@ -157,6 +157,7 @@ def test_the_full_values_render_every_kind_the_chart_has(render):
         "ServiceMonitor",
         "PrometheusRule",
         "ScaledObject",
+        "HorizontalPodAutoscaler",  # the api's
     }
     assert "HorizontalPodAutoscaler" in {d["kind"] for d in render("hpa")}
 
@@ -344,6 +345,32 @@ def test_the_hpa_alternative_reads_the_lag_as_an_external_metric(render):
     assert metric["external"]["metric"]["name"] == "tansuo_consumer_lag_messages"
     assert metric["external"]["metric"]["selector"]["matchLabels"] == {"topic": "fetches.scheduled", "group": "crawler"}
     assert hpa["spec"]["maxReplicas"] == 12
+
+
+def test_api_pods_scale_on_cpu_and_request_rate_and_the_hpa_owns_the_replicas(render):
+    hpas = by_kind(render("full"), "HorizontalPodAutoscaler")
+    api = deployments(render("full"))["api"]
+    (hpa,) = [h for h in hpas.values() if h["spec"]["scaleTargetRef"]["name"] == api["metadata"]["name"]]
+    cpu, rate = hpa["spec"]["metrics"]
+    assert cpu["resource"]["target"] == {"type": "Utilization", "averageUtilization": 70}
+    assert rate["pods"]["metric"]["name"] == "tansuo_api_requests_per_second"
+    assert rate["pods"]["target"] == {"type": "AverageValue", "averageValue": "150"}
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 20)
+    assert "replicas" not in api["spec"]  # else every upgrade would reset the HPA's count
+
+
+def test_api_workers_threads_and_deadline_reach_the_pods(render):
+    (config,) = [d for d in by_kind(render("full"), "ConfigMap").values() if "TANSUO_API_WORKERS" in d["data"]]
+    assert config["data"]["TANSUO_API_WORKERS"] == "4"
+    assert config["data"]["TANSUO_API_THREADS"] == "8"
+    assert config["data"]["TANSUO_API_QUEUE_DEADLINE_S"] == "2"
+    assert deployments(render("hpa"))["api"]["spec"]["replicas"] == 1  # no api autoscaling: replicaCount
+
+
+def test_api_autoscaling_needs_a_target(helm):
+    sets = ("api.autoscaling.enabled=true", "api.autoscaling.targetCPUUtilizationPercentage=")
+    proc = helm_template(helm, None, *[a for s in sets for a in ("--set", s)])
+    assert proc.returncode != 0 and "needs targetCPUUtilizationPercentage or targetRequestsPerSecond" in proc.stderr
 
 
 @pytest.mark.parametrize(
