@@ -25,7 +25,7 @@ from collections.abc import Iterator
 # rjieba is jieba's algorithm and dictionary in Rust (jieba-rs): on the docs corpus
 # it gives the same words as jieba for every one of 58,362 Han runs and the same
 # dictionary answers for 118,296 grams, about 18 times faster, and it needs no
-# second-long dictionary load at start-up. tests/unit/test_chinese_tokens.py keeps
+# second-long dictionary load at start-up. tests/unit/test_analysis_words.py keeps
 # checking it against jieba itself, which stays a test dependency as the reference.
 import rjieba
 
