@@ -43,4 +43,4 @@ else
   .venv/bin/python -m pip install -q -e .
 fi
 # Build the segmenter's dictionary once now, so the first crawl does not pay for it.
-.venv/bin/python -c 'from services.indexer.chinese_tokens import initialise; initialise()'
+.venv/bin/python -c 'from services.common.analysis import initialise; initialise()'
