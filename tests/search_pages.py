@@ -54,6 +54,10 @@ PAGES = [
     # Traditional script with Taiwan wording (軟體 for 软件, 網路 for 网络).
     (3, "/software", "軟體套件管理", ["安裝軟體"], "在 Debian 中使用 apt 安裝軟體套件。設定檔位於 /etc/apt 目錄，更新套件清單請執行 apt update。"),
     (3, "/network", "網路設定", ["無線網路"], "本文說明如何設定有線與無線網路，以及如何檢查網路連線是否正常。"),
+    # Office help, for the names users type (excel, 試算表) instead of the page's own.
+    (1, "/office/sort", "电子表格数据排序", ["按列排序"], "在电子表格中选中数据区域，然后按一列或多列排序。"),
+    (1, "/office/slides", "演示文稿动画效果", ["自定义动画"], "为演示文稿中的对象添加进入和退出动画。"),
+    (1, "/office/compat", "Microsoft Excel 兼容性", ["导入"], "导入 Excel 文件时保留排序和筛选的设置。"),
     # A tag cloud that holds every word of many questions and answers none.
     (2, "/tags", "标签", ["标签云"], "标签：Debian rsync 数据 备份 远程 硬盘 网络 安装 内核 防火墙 输入法"),
     # A sentence whose words a fragment of it does not share (破折号 / 减号).

@@ -18,6 +18,8 @@ The query model, in one place (docs/ranking.md has the figures behind it):
 - ``a OR b``: a clause any of whose alternatives will do.
 - Boosts that only add score: the words of the free text in order (word phrase), and
   each run of free text verbatim (bigram phrase), in title or body.
+- A word with other names (``analysis/synonyms.py``: 试算表 for 电子表格, excel for
+  电子表格 and Calc) matches any of them, the others at the synonym weight.
 - Exclusions become ``must_not`` bigram phrases; sites a filter.
 """
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from services.api.query_syntax import ParsedQuery
 from services.common.analysis import grams, segment, subwords
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
+from services.common.analysis.synonyms import synonyms
 from services.common.query_tree import Bool, Node, Phrase, Term
 from services.common.settings import Settings
 
@@ -104,7 +107,17 @@ class QueryPlanner:
         )
 
     def word(self, word: str, weight: float = 1.0, scales: Scales | None = None) -> Node:
-        """One query word in every word field, or its bigrams when the page split it otherwise."""
+        """One query word (or another name of it: 试算表 for 电子表格, excel for 电子表格)."""
+        names = synonyms(word)
+        if not names:
+            return self._one_word(word, weight, scales)
+        alternatives = (self._one_word(word, 1.0, scales),) + tuple(
+            self._one_word(n, self._cfg.search_synonym_weight, scales) for n in names
+        )
+        return Bool(should=alternatives, minimum_should_match=1, boost=weight)
+
+    def _one_word(self, word: str, weight: float, scales: Scales | None) -> Node:
+        """One word in every word field, or its bigrams when the page split it otherwise."""
         cfg = self._cfg
         should: list[Node] = [Term(f, word, b * (scales or {}).get((f, word), 1.0)) for f, b in cfg.search_field_boosts]
         word_grams = grams(word)
@@ -145,7 +158,8 @@ class QueryPlanner:
         """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
         keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in segment(p.text))
         free = [p.text for p in parsed.parts if not p.quoted]
-        scales = self.field_scales([w for t in free for w in segment(t) + (subwords(t) if any_clause else [])])
+        words = [w for t in free for w in segment(t) + (subwords(t) if any_clause else [])]
+        scales = self.field_scales(words + [n for w in words for n in synonyms(w)])
         clauses: list[Node] = []
         optional: list[Node] = []
         question: list[str] = []

@@ -158,3 +158,11 @@ def test_a_mistyped_word_still_finds_its_page_through_its_parts(service: SearchS
     assert url(0, "/ssh") in [r["url"] for r in out["results"]][:3] and out["matched_all"] is False
     out = service.search("防火墙配制")  # 配置, mistyped: no page holds both words
     assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
+
+
+def test_other_names_of_a_word_find_its_pages(service: SearchService) -> None:
+    # Nicknames users type for office modules, and Taiwan words that differ in length.
+    assert _urls(service, "excel 排序")[0] == url(1, "/office/sort")
+    assert _urls(service, "試算表 排序")[0] == url(1, "/office/sort")  # 試算表 is 电子表格
+    assert _urls(service, "ppt 动画")[0] == url(1, "/office/slides")
+    assert _urls(service, "簡報 動畫")[0] == url(1, "/office/slides")  # 簡報 is 演示文稿

@@ -90,3 +90,9 @@ def test_highlighting_variants_cover_every_form_that_folds_alike() -> None:
     assert "Ａ" in variants("a") and "A" in variants("a")
     assert "軟體" in regional_forms("软件")
     assert regional_forms("apt") == ()
+
+
+def test_taiwan_words_that_opencc_reads_wrongly_are_fixed_first() -> None:
+    # OpenCC's phrase table reads 儲存 ("save") inside 儲存格 ("cell").
+    assert fold("合併儲存格") == "合并单元格"
+    assert fold("儲存檔案") == "保存文件"  # 儲存 alone still means save

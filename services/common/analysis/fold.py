@@ -78,9 +78,16 @@ def _tables() -> tuple[dict[int, str], dict[int, str]]:
     return table, t2s
 
 
+# Taiwan words whose OpenCC phrase conversion reads a shorter word first and goes wrong
+# (儲存格, "cell", becomes 保存格 by 儲存, "save"): fixed before OpenCC, same length.
+_REGIONAL_FIXES = {"儲存格": "单元格", "伺服器": "服务器", "函式": "函数", "預設值": "默认值"}
+_REGIONAL_FIX = re.compile("|".join(map(re.escape, _REGIONAL_FIXES)))
+
+
 def _regional(run: str, by_char: str) -> str:
     """Taiwan vocabulary and phrase-level conversion of one traditional Han run,
     keeping its length; ``by_char`` is the run already folded character by character."""
+    run = _REGIONAL_FIX.sub(lambda m: _REGIONAL_FIXES[m.group()], run)
     phrase = _convert("tw2sp", run)
     if len(phrase) == len(run):
         return phrase

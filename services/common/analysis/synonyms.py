@@ -1,0 +1,53 @@
+"""Words a query should also find by another name: query-time expansion, as
+Elasticsearch's search-time synonym filter does, so the index never changes with it.
+
+Two kinds, in folded form (what ``fold`` and the segmenter make of them):
+
+- Regional vocabulary that folding cannot map in place because the words differ in
+  length (Taiwan's 試算表 is 电子表格, 記憶體 is 内存): equivalent both ways.
+- Names users type for office modules (excel, ppt, word): one way only, from the
+  nickname to the names the pages use.
+
+Kept short and curated: every entry widens what a word matches.
+"""
+
+from __future__ import annotations
+
+_EQUIVALENT = (
+    ("电子表格", "试算表"),
+    ("演示文稿", "简报"),
+    ("内存", "记忆体"),
+    ("宏", "巨集"),
+    ("硬盘", "硬碟"),
+    ("鼠标", "滑鼠"),
+    ("界面", "介面"),
+    ("函数", "函式"),
+    ("程序", "程式"),
+    ("单元格", "储存格"),
+    ("数据透视表", "枢纽分析表"),
+)
+_NICKNAMES = {
+    "excel": ("电子表格", "calc"),
+    "xls": ("电子表格", "calc"),
+    "ppt": ("演示文稿", "impress", "幻灯片"),
+    "powerpoint": ("演示文稿", "impress", "幻灯片"),
+    "word": ("文本文档", "writer"),
+}
+
+
+def _table() -> dict[str, tuple[str, ...]]:
+    table: dict[str, list[str]] = {}
+    for group in _EQUIVALENT:
+        for word in group:
+            table.setdefault(word, []).extend(w for w in group if w != word)
+    for nickname, names in _NICKNAMES.items():
+        table.setdefault(nickname, []).extend(names)
+    return {w: tuple(dict.fromkeys(names)) for w, names in table.items()}
+
+
+_SYNONYMS = _table()
+
+
+def synonyms(word: str) -> tuple[str, ...]:
+    """Other names of a folded query word; () for most words."""
+    return _SYNONYMS.get(word, ())
