@@ -84,7 +84,7 @@ class QueryPlanner:
         the word's weight in the whole collection."""
         scales: dict[tuple[str, str], float] = {}
         words = [w for w in dict.fromkeys(words) if w]
-        if self._term_stats is None or not words:
+        if self._term_stats is None or not words or self._cfg.search_shared_idf <= 0:
             return scales
         pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
         docs, dfs = self._term_stats(pairs)
@@ -95,7 +95,7 @@ class QueryPlanner:
             shared = _idf(docs, max(per_field.values()))
             for f, df in per_field.items():
                 if df > 0:
-                    scales[(f, w)] = shared / _idf(docs, df)
+                    scales[(f, w)] = (shared / _idf(docs, df)) ** self._cfg.search_shared_idf
         return scales
 
     # --- leaves

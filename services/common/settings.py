@@ -142,6 +142,9 @@ class Settings(BaseSettings):
     search_long_query_share: float = Field(default=0.34, gt=0, le=1)
     # Question words and particles (怎么, 如何, 吗 …) are never required and weigh this much.
     search_question_word_weight: float = Field(default=0.2, ge=0)
+    # How far a word's idf is shared across fields (BM25F-style): 1 = fully, 0 = per field
+    # (off, and no term-statistics call per query). Measured in docs/ranking.md: no gain.
+    search_shared_idf: float = Field(default=0.0, ge=0, le=1)
     search_synonym_weight: float = Field(default=0.8, ge=0)  # another name of a query word
     search_gram_boost: float = 0.5
     search_gram_phrase_boost: float = 4.0

@@ -123,8 +123,8 @@ def _documents(complete: bool) -> list[IndexDoc]:
 Ranking = list[tuple[str, float]]
 
 
-def _rankings(index: SearchIndex) -> Iterator[Ranking]:
-    service = SearchService(CFG, index)
+def _rankings(index: SearchIndex, cfg: Settings = CFG) -> Iterator[Ranking]:
+    service = SearchService(cfg, index)
     for q, site in QUERIES:
         found = service.search(q, size=20, site=site)
         yield [(r["url"], r["score"]) for r in found["results"]], found["total"]
@@ -140,12 +140,14 @@ def backends(es_index_url: str) -> Iterator[tuple[TantivySearchIndex, Elasticsea
         tantivy.close()
 
 
-def _load(backends: tuple[SearchIndex, SearchIndex], docs: list[IndexDoc]) -> list[tuple[Ranking, Ranking, int, int]]:
+def _load(
+    backends: tuple[SearchIndex, SearchIndex], docs: list[IndexDoc], cfg: Settings = CFG
+) -> list[tuple[Ranking, Ranking, int, int]]:
     for index in backends:
         index.upsert(docs)
         index.commit()
     tantivy, es = backends
-    return [(t, e, nt, ne) for (t, nt), (e, ne) in zip(_rankings(tantivy), _rankings(es))]
+    return [(t, e, nt, ne) for (t, nt), (e, ne) in zip(_rankings(tantivy, cfg), _rankings(es, cfg))]
 
 
 def _assert_same_top(tantivy: Ranking, es: Ranking, rel_tol: float) -> None:
@@ -169,3 +171,12 @@ def test_both_backends_match_rank_and_score_alike(backends, complete: bool) -> N
         _assert_same_top(tantivy, es, rel_tol=REL_TOL)
         for (_, s_t), (_, s_e) in zip(tantivy, es):
             assert s_e == pytest.approx(s_t, rel=REL_TOL), (q, site)
+
+
+def test_both_backends_agree_with_idf_shared_across_fields(backends) -> None:
+    # The shared idf takes term statistics from each backend (tantivy doc_freq,
+    # Elasticsearch _msearch counts): the field weights, and so the scores, must agree.
+    results = _load(backends, _documents(complete=False), Settings(search_shared_idf=1.0))
+    for (q, site), (tantivy, es, n_tantivy, n_es) in zip(QUERIES, results):
+        assert n_es == n_tantivy, q
+        _assert_same_top(tantivy, es, rel_tol=REL_TOL)
