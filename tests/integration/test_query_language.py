@@ -7,6 +7,7 @@ operator or a matching rule that one backend honours alone fails here.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -166,3 +167,30 @@ def test_other_names_of_a_word_find_its_pages(service: SearchService) -> None:
     assert _urls(service, "試算表 排序")[0] == url(1, "/office/sort")  # 試算表 is 电子表格
     assert _urls(service, "ppt 动画")[0] == url(1, "/office/slides")
     assert _urls(service, "簡報 動畫")[0] == url(1, "/office/slides")  # 簡報 is 演示文稿
+
+
+def _qa_site(tmp_path: Path, settings: Settings, link_page: bool) -> list[str]:
+    """A front page titled 保险问答 with the site's highest PageRank and nothing but links,
+    300 answers that mention 保险 (so it is common in bodies, rare in titles), and the
+    one answer to the question, which lacks one of its words (购买)."""
+    from services.common.model import LinkFields
+    from tests.page_events import page_event
+
+    links = "\n".join(f"答案 {i}" for i in range(300))
+    hub = dataclasses.replace(page_event("https://qa.example.cn/", "保险问答", links), link_page=link_page, own_text="")
+    filler = [page_event(f"https://qa.example.cn/a/{i}", f"答案 {i}", f"第 {i} 种保险产品的说明，保险期间与保费。")
+              for i in range(1, 301)]  # fmt: skip
+    answer = page_event("https://qa.example.cn/a/0", "答案 0", "残疾保险不是法律要求的，但许多雇主为员工提供残疾保险。")
+    index = TantivySearchIndex(tmp_path / "index", settings)
+    index.upsert([build_document(e) for e in [hub, answer, *filler]])
+    index.set_link_fields({"https://qa.example.cn/": LinkFields(pagerank=0.5, rank=50.0, anchors="", anchors_tokens="")})
+    index.commit()
+    found = [r["url"] for r in SearchService(settings, index).search("法律是否要求雇主购买残疾保险？")["results"]]
+    index.close()
+    return found
+
+
+def test_a_page_of_links_with_the_word_in_its_title_ranks_below_the_answer(tmp_path: Path) -> None:
+    found = _qa_site(tmp_path, CFG, link_page=True)
+    assert found[0] == "https://qa.example.cn/a/0"
+    assert "https://qa.example.cn/" not in found[:3]
