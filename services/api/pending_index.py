@@ -53,6 +53,9 @@ class PendingSearchIndex:
     def search(self, query: SearchQuery) -> SearchHits:
         return self._get().search(query)
 
+    def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        return self._get().term_stats(terms)
+
     def get(self, url: str) -> IndexDoc | None:
         return self._get().get(url)
 

@@ -23,6 +23,9 @@ class EmptyIndex:
     def sites(self) -> list[str]:
         return []
 
+    def term_stats(self, terms):  # type: ignore[no-untyped-def]
+        return 0, [0] * len(terms)
+
     def count(self) -> int:
         return 0
 
