@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from services.api.query_syntax import ParsedQuery
 from services.common.analysis import grams, segment, subwords
+from services.common.analysis.han import has_han
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.analysis.synonyms import synonyms
 from services.common.query_tree import Bool, Node, Phrase, Term
@@ -39,10 +40,6 @@ from services.common.settings import Settings
 TITLE_GRAMS = "title_grams"
 BODY_GRAMS = "body_grams"
 _WORD_PHRASE_FIELDS = ("title_tokens", "body_tokens")
-
-
-def _is_han(word: str) -> bool:
-    return any("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" or c >= "\U00020000" for c in word)
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ class QueryPlanner:
         cfg = self._cfg
         should: list[Node] = [Term(f, word, b * (scales or {}).get((f, word), 1.0)) for f, b in cfg.search_field_boosts]
         word_grams = grams(word)
-        if _is_han(word) and len(word) >= 2 and cfg.search_gram_boost > 0:
+        if has_han(word) and len(word) >= 2 and cfg.search_gram_boost > 0:
             should.append(self._grams_phrase(word_grams, cfg.search_gram_boost, cfg.search_gram_boost))
         return Bool(should=tuple(should), minimum_should_match=1, boost=weight)
 
@@ -148,7 +145,7 @@ class QueryPlanner:
                 continue
             if w in QUESTION_WORDS:
                 question.append(w)
-            elif len(w) == 1 and _is_han(w):
+            elif len(w) == 1 and has_han(w):
                 optional.append(self.word(w, scales=scales))
             else:
                 required.append(self.word(w, scales=scales))

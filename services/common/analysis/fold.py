@@ -24,7 +24,8 @@ import unicodedata
 import opencc
 import rjieba
 
-_HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
+from services.common.analysis.han import HAN_RUN
+
 # Code points whose NFKC form or lower case is worth a table entry: the BMP and the
 # CJK Compatibility Ideographs Supplement.
 _TABLE_RANGES = (range(0x10000), range(0x2F800, 0x2FA20))
@@ -107,7 +108,7 @@ def fold(text: str) -> str:
         return folded  # no traditional character: the common case, one more pass only
     parts: list[str] = []
     pos = 0
-    for m in _HAN_RUN.finditer(text):
+    for m in HAN_RUN.finditer(text):
         run = m.group()
         if run.translate(t2s) == run:
             continue
@@ -141,7 +142,7 @@ def variants(ch: str) -> str:
 def regional_forms(folded: str) -> tuple[str, ...]:
     """Traditional spellings of folded text that character variants miss because the
     word differs (软件 → 軟體 in Taiwan), for highlighting; () when there are none."""
-    if not _HAN_RUN.search(folded):
+    if not HAN_RUN.search(folded):
         return ()
     forms = {_convert(config, folded) for config in ("s2twp", "s2hk")}
     return tuple(sorted(f for f in forms if len(f) == len(folded) and f.translate(_tables()[0]) != folded))

@@ -30,15 +30,13 @@ from collections.abc import Iterator
 import rjieba
 
 from services.common.analysis.fold import fold
+from services.common.analysis.han import HAN
 from services.common.analysis.fold import initialise as _initialise_fold
 
-# CJK Unified Ideographs, Extension A, Compatibility Ideographs and the
-# supplementary planes (Extensions B and later).
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 # A letter or digit that is not Han (and not "_", which \w also admits).
-_ALNUM = rf"[^\W_{_HAN}]"
+_ALNUM = rf"[^\W_{HAN}]"
 _WORD = rf"{_ALNUM}+(?:[._\-]{_ALNUM}+)*(?:(?:\+\+|#)(?!{_ALNUM}))?"
-RUNS = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>{_WORD})")
+RUNS = re.compile(rf"(?P<han>[{HAN}]+)|(?P<word>{_WORD})")
 _WORD_PARTS = re.compile(rf"{_ALNUM}+")
 
 # Longer "words" are base64 blobs, hashes of hashes and the like: nobody types
