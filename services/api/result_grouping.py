@@ -33,12 +33,12 @@ class Result:
 def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
     """Hits in rank order, each near-duplicate of a better hit folded into it."""
     results: list[Result] = []
-    by_band: dict[str, list[Result]] = {}
+    by_band: dict[tuple[int, ...], list[Result]] = {}
     by_hash: dict[str, Result] = {}
     for rank, hit in enumerate(hits):
         lead = by_hash.get(hit.content_hash) if hit.content_hash else None
         if lead is None and hit.minhash:
-            candidates = {id(r): r for b in minhash.bands(hit.minhash) for r in by_band.get(b, [])}
+            candidates = {id(r): r for b in minhash.band_keys(hit.minhash) for r in by_band.get(b, [])}
             lead = next(
                 (r for r in sorted(candidates.values(), key=lambda r: r.rank)
                  if minhash.similarity(r.hit.minhash, hit.minhash) >= minhash.THRESHOLD),
@@ -51,7 +51,7 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
         results.append(result)
         if hit.content_hash:
             by_hash.setdefault(hit.content_hash, result)
-        for b in minhash.bands(hit.minhash):
+        for b in minhash.band_keys(hit.minhash):
             by_band.setdefault(b, []).append(result)
     return results
 

@@ -14,7 +14,9 @@ one at 0.3 with about 0.12, and candidates are then checked by their full signat
 from __future__ import annotations
 
 import hashlib
+import operator
 import random
+import struct
 import zlib
 from collections.abc import Sequence
 
@@ -55,7 +57,13 @@ def similarity(a: Sequence[int], b: Sequence[int]) -> float:
     """Estimated Jaccard similarity: the share of positions where the minima agree."""
     if not a or not b:
         return 0.0
-    return sum(x == y for x, y in zip(a, b)) / len(a)
+    return sum(map(operator.eq, a, b)) / len(a)
+
+
+def band_keys(sig: Sequence[int]) -> list[tuple[int, ...]]:
+    """The LSH bands as in-memory keys (band number, then its rows): what ``bands``
+    hashes into index terms, without the hashing, for grouping a few hits at a time."""
+    return [(band, *sig[band * ROWS : (band + 1) * ROWS]) for band in range(BANDS)] if sig else []
 
 
 def bands(sig: Sequence[int]) -> list[str]:
@@ -71,8 +79,8 @@ def bands(sig: Sequence[int]) -> list[str]:
 
 def pack(sig: Sequence[int]) -> bytes:
     """Signature as bytes for storage (8 bytes a value)."""
-    return b"".join(int(v).to_bytes(8, "big") for v in sig)
+    return struct.pack(f">{len(sig)}Q", *sig)
 
 
 def unpack(raw: bytes) -> tuple[int, ...]:
-    return tuple(int.from_bytes(raw[i : i + 8], "big") for i in range(0, len(raw), 8))
+    return struct.unpack(f">{len(raw) // 8}Q", raw[: len(raw) // 8 * 8])

@@ -114,6 +114,28 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
     return index_doc_from(text, raw, number, minhash.unpack(bytes(doc.get_first("minhash") or b"")))
 
 
+def _hit_from_tantivy(doc: tantivy.Document, score: float) -> SearchHit:
+    """Only what a result shows or folds by: a search loads dozens of documents per
+    query, and rebuilding each whole IndexDoc (token fields, anchors) cost more than
+    the search itself."""
+
+    def raw(name: str) -> str:
+        value = doc.get_first(name)
+        return "" if value is None else bytes(value).decode("utf-8")
+
+    return SearchHit(
+        url=str(doc.get_first("url") or ""),
+        site=str(doc.get_first("site") or ""),
+        title=raw("title"),
+        headings=raw("headings"),
+        body=raw("body"),
+        score=score,
+        pagerank=float(doc.get_first("pagerank") or 0.0),
+        content_hash=str(doc.get_first("content_hash") or ""),
+        minhash=minhash.unpack(bytes(doc.get_first("minhash") or b"")),
+    )
+
+
 def _with_grams(doc: IndexDoc) -> IndexDoc:
     """A stored document with its bigram fields, which the index does not store."""
     if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
@@ -400,22 +422,7 @@ class TantivySearchIndex:
             for (bm25, addr), r in zip(result.hits, ranks)
         ]
         scored.sort(key=lambda pair: -pair[0])
-        page = _page_with_url_ties(searcher, scored, offset, limit)
-        hits = []
-        for score, doc in page:
-            hits.append(
-                SearchHit(
-                    url=doc.url,
-                    site=doc.site,
-                    title=doc.title,
-                    headings=doc.headings,
-                    body=doc.body,
-                    score=score,
-                    pagerank=doc.pagerank,
-                    content_hash=doc.content_hash,
-                    minhash=doc.minhash,
-                )
-            )
+        hits = _page_with_url_ties(searcher, scored, offset, limit)
         return SearchHits(total=total, hits=hits)
 
 
@@ -424,7 +431,7 @@ def _page_with_url_ties(
     scored: list[tuple[float, tantivy.DocAddress]],
     offset: int,
     limit: int,
-) -> list[tuple[float, IndexDoc]]:
+) -> list[SearchHit]:
     """The ``[offset, offset+limit)`` slice of hits sorted by score, equal scores
     ordered by URL so that paging is deterministic.
 
@@ -432,17 +439,17 @@ def _page_with_url_ties(
     since loading means decompressing stored bodies.
     """
     end = offset + limit
-    ordered: list[tuple[float, IndexDoc | tantivy.DocAddress]] = []
+    ordered: list[SearchHit | tuple[float, tantivy.DocAddress]] = []
     i = 0
     while i < len(scored) and i < end:
         j = i
         while j < len(scored) and scored[j][0] == scored[i][0]:
             j += 1
         if j > offset:
-            run = [(s, _from_tantivy(searcher.doc(a))) for s, a in scored[i:j]]
-            run.sort(key=lambda pair: pair[1].url)
+            run = [_hit_from_tantivy(searcher.doc(a), s) for s, a in scored[i:j]]
+            run.sort(key=lambda hit: hit.url)
             ordered.extend(run)
         else:
             ordered.extend(scored[i:j])
         i = j
-    return [(s, d) for s, d in ordered[offset:end] if isinstance(d, IndexDoc)]
+    return [hit for hit in ordered[offset:end] if isinstance(hit, SearchHit)]
