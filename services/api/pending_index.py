@@ -56,6 +56,9 @@ class PendingSearchIndex:
     def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
         return self._get().term_stats(terms)
 
+    def view_version(self) -> object | None:
+        return self._get().view_version()
+
     def get(self, url: str) -> IndexDoc | None:
         return self._get().get(url)
 

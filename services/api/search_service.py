@@ -16,8 +16,9 @@ from typing import Any
 from services.api.query_plan import Plan, QueryPlanner
 from services.api.result_grouping import Page, Result, fold_near_duplicates, paginate
 from services.api.query_syntax import ParsedQuery, QuerySyntaxError, clean_site, parse
+from services.api.result_cache import ResultCache
 from services.api.snippets import snippet_html, title_html
-from services.common.metrics import SEARCH_DURATION, SEARCH_REQUESTS
+from services.common.metrics import SEARCH_CACHE_HITS, SEARCH_DURATION, SEARCH_REQUESTS
 from services.common.model import SearchHits, SearchQuery
 from services.common.ports import SearchIndex
 from services.common.query_tree import can_match
@@ -53,6 +54,7 @@ class SearchService:
         self._cfg = cfg
         self._index = index
         self._planner = QueryPlanner(cfg, lambda terms: self._index.term_stats(terms))
+        self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
         """Clean parameters, or BadQuery. Strings are accepted so that the HTTP and
@@ -117,6 +119,16 @@ class SearchService:
 
     def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
+        key, version = (q, page_n, size_n, site), self._index.view_version()
+        cached = self._cache.get(key, version)
+        if cached is not None:
+            SEARCH_CACHE_HITS.inc()
+            return {**cached, "took_ms": round((time.perf_counter() - started) * 1000, 1)}
+        answer = self._answer(started, q, page_n, size_n, site)
+        self._cache.put(key, version, answer)
+        return answer
+
+    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str) -> dict[str, Any]:
         parsed = self.parse(q, site)
         # The window holds the pages before this one too: folding and site diversity
         # reorder across page boundaries, and each page must follow from the same order.

@@ -83,6 +83,7 @@ SEARCH_DURATION = Histogram(
     "tansuo_search_duration_seconds", "Time to answer one search request.", buckets=_LATENCY_BUCKETS
 )
 SEARCH_REQUESTS = Counter("tansuo_search_requests_total", "Search requests, by outcome.", ["outcome"])
+SEARCH_CACHE_HITS = Counter("tansuo_search_cache_hits_total", "Search requests answered from the result cache.")
 # The API's request queue (services/api/bounded_worker.py, admission.py). Gauges of the
 # API say how to combine its worker processes (prometheus_client's multiprocess mode);
 # elsewhere the mode is ignored.

@@ -99,6 +99,11 @@ class SearchIndex(Protocol):
         """(committed documents, how many of them hold each (field, token)), in one
         call: the query planner weighs fields by them (see query_plan)."""
 
+    def view_version(self) -> object | None:
+        """A value that changes whenever searches could answer differently (after a
+        commit becomes visible); None when the backend cannot tell cheaply. Result
+        caches key on it."""
+
     def get(self, url: str) -> IndexDoc | None: ...
 
     def count(self) -> int: ...

@@ -157,6 +157,11 @@ class Settings(BaseSettings):
     search_results_per_site: int = Field(default=2, ge=0)
     search_rescore_window: int = Field(default=500, ge=10)
     search_max_page_size: int = Field(default=100, ge=1)
+    # Answers kept per API worker while the index is unchanged (0 = off); see
+    # services/api/result_cache.py. The TTL applies to backends that cannot say
+    # cheaply whether they changed (Elasticsearch: about its refresh interval).
+    search_cache_entries: int = Field(default=2048, ge=0)
+    search_cache_ttl_s: float = Field(default=1.0, ge=0)
 
     # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off
     tasks_broker: str = ""  # redis://…; empty = the Redis of TANSUO_STATE

@@ -29,6 +29,9 @@ class EmptyIndex:
     def count(self) -> int:
         return 0
 
+    def view_version(self) -> None:
+        return None
+
 
 def outcome(name: str) -> float:
     return REGISTRY.get_sample_value("tansuo_search_requests_total", {"outcome": name}) or 0.0

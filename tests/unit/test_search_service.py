@@ -18,6 +18,7 @@ class FakeIndex:
     def __init__(self, and_hits: list[SearchHit] | None = None, or_hits: list[SearchHit] | None = None) -> None:
         self.queries: list[SearchQuery] = []
         self.and_hits = and_hits or []
+        self.pinned_version: object | None = None  # None: a new index view at every search
         self.or_hits = or_hits or []
 
     def search(self, query: SearchQuery) -> SearchHits:
@@ -34,6 +35,7 @@ class FakeIndex:
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None: ...
     def get(self, url: str) -> IndexDoc | None: ...
     def count(self) -> int: return 0
+    def view_version(self) -> object: return self.pinned_version or object()
     def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]: return 0, [0] * len(terms)
     def sites(self) -> list[str]: return []
     def urls(self) -> list[str]: return []
@@ -124,3 +126,35 @@ def test_queries_that_cannot_run_get_a_clear_message(q: str, message: str) -> No
 def test_an_unclosed_quote_is_run_to_the_end_and_said_so() -> None:
     out = SearchService(CFG, FakeIndex(and_hits=[_hit("https://example.cn/1")])).search('"安装 软件')
     assert out["notes"] and "not closed" in out["notes"][0]
+
+
+def test_a_repeated_search_on_an_unchanged_index_is_answered_from_the_cache() -> None:
+    index = FakeIndex(and_hits=[_hit("http://example.cn/a")])
+    index.pinned_version = "view-1"
+    service = SearchService(CFG, index)
+    first = service.search("软件")
+    asked = len(index.queries)
+    again = service.search("软件")
+    assert len(index.queries) == asked and again["results"] == first["results"]
+    service.search("软件", page=2)  # other parameters, another entry
+    assert len(index.queries) > asked
+
+
+def test_a_new_index_view_is_searched_afresh() -> None:
+    index = FakeIndex(and_hits=[_hit("http://example.cn/a")])
+    index.pinned_version = "view-1"
+    service = SearchService(CFG, index)
+    service.search("软件")
+    index.and_hits = [_hit("http://example.cn/b")]
+    index.pinned_version = "view-2"
+    assert [r["url"] for r in service.search("软件")["results"]] == ["http://example.cn/b"]
+
+
+def test_the_cache_can_be_turned_off() -> None:
+    index = FakeIndex(and_hits=[_hit("http://example.cn/a")])
+    index.pinned_version = "view-1"
+    service = SearchService(CFG.model_copy(update={"search_cache_entries": 0}), index)
+    service.search("软件")
+    asked = len(index.queries)
+    service.search("软件")
+    assert len(index.queries) == 2 * asked

@@ -424,6 +424,10 @@ class ElasticsearchSearchIndex:
         ]
         return sorted(found)
 
+    def view_version(self) -> None:
+        """Unknown without a request: writes become visible at each refresh."""
+        return None
+
     def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
         """One ``_msearch`` of counts: all documents, then each term's."""
         queries: list[dict[str, Any]] = [{"match_all": {}}] + [{"term": {f: t}} for f, t in terms]

@@ -186,6 +186,7 @@ class TantivySearchIndex:
         self._pending: dict[str, IndexDoc | None] = {}
         self._writer: tantivy.IndexWriter | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
+        self._views = 0  # searcher views loaded so far: the view_version
         if read_only:
             if not self._path.is_dir() or not tantivy.Index.exists(str(self._path)):
                 raise IndexUnavailable(
@@ -234,6 +235,7 @@ class TantivySearchIndex:
                 log.warning("search index reload failed, keeping the previous view: %s", exc)
                 return
             self._meta_stamp = stamp
+            self._views += 1
 
     def _searcher(self) -> tantivy.Searcher:
         # meta.json is replaced atomically on every commit, so a stat is enough to
@@ -242,6 +244,11 @@ class TantivySearchIndex:
             self._reload()
         with self._read_lock:
             return self._index.searcher()
+
+    def view_version(self) -> int:
+        """The number of the searcher view the next search will use."""
+        self._searcher()
+        return self._views
 
     def _term(self, field: str, value: str) -> Query:
         return Query.term_query(self._schema, field, value)
