@@ -81,3 +81,9 @@ def test_a_long_body_without_the_terms_shows_its_start() -> None:
     body = "开头的文字。" * 10000
     html = snippet_html(body, ["不存在"])
     assert html.startswith("开头的文字") and html.endswith("…")
+
+
+def test_a_latin_word_refused_inside_a_longer_one_leaves_a_later_term_findable() -> None:
+    # "apt-get" starts inside "xapt-get" and is refused there; "get" after the hyphen
+    # is a word of its own and is marked, as a look-behind would have it.
+    assert snippet_html("xapt-get 和 Ａpt-get", ["apt-get", "get"]) == "xapt-<em>get</em> 和 <em>Ａpt-get</em>"
