@@ -15,6 +15,7 @@ import pytest
 
 from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
+from tests.process_memory import PeakMemory
 from tests.hostile_site import (
     BIG5_TEXT,
     DISALLOWED,
@@ -45,13 +46,11 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, 
                 # The one-byte-a-second page would hold the crawl for 3 x 30 s at the default timeout.
                 env={"PATH": "/usr/bin:/bin", "TANSUO_CRAWLER_TIMEOUT_S": "5"},
             )  # fmt: skip
-            # wait4, not wait: the crawl's own peak memory, not the largest child the
-            # test session ever had (an eval or another crawl before this test).
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
+            peak = PeakMemory(proc)  # the crawl's own, not this test process's (see there)
+            peak.join()
         stderr = log.read_text()
         assert proc.returncode == 0, stderr[-3000:]
-        PEAK_RSS_KIB[0] = usage.ru_maxrss
+        PEAK_RSS_KIB[0] = peak.kib
         yield site, data, stderr
 
 
