@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench import load_report, machine
+from bench import load_report, machine, query_stream
 from bench.corpus import repeated, site_pages
 from bench.index_bench import index_tansuo
 from bench.profile_summary import summarise
@@ -45,6 +45,9 @@ CLOSED_LEVELS = (1, 4, 16, 64, 256, 1024)
 QUICK_LEVELS = (1, 64, 1024)
 # Every query answered by the index: what the search path costs, not what repeats save.
 NO_CACHE = {"TANSUO_SEARCH_CACHE_ENTRIES": "0"}
+# Each level reads its own stretch of the query stream, so that the new queries of one
+# level are not repeats of an earlier level's on the same server.
+STREAM_PER_LEVEL = 25_000
 COPIES = 9  # 255 pages x 9 hosts: the size of the documentation site of issue 18
 
 
@@ -124,8 +127,11 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes], log_path: Path) -> Non
     raise RuntimeError(f"server not answering after 60 s:\n{log_path.read_text(errors='replace')}")
 
 
-def load(mode: str, port: int, queries: Path, seconds: float, clients: int = 1, rate: float = 0) -> dict[str, object]:
-    argv = [PY, "-m", "bench.load_client", mode, f"http://127.0.0.1:{port}", str(queries), "--seconds", str(seconds)]
+def load(
+    mode: str, port: int, queries: Path, seconds: float, clients: int = 1, rate: float = 0, start_at: int = 0
+) -> dict[str, object]:
+    argv = [PY, "-m", "bench.load_client", mode, f"http://127.0.0.1:{port}", str(queries), "--seconds", str(seconds),
+            "--start-at", str(start_at)]  # fmt: skip
     argv += ["--clients", str(clients)] if mode == "closed" else ["--rate", str(rate)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 120, check=True)
     return json.loads(done.stdout)  # type: ignore[no-any-return]
@@ -177,13 +183,13 @@ def run_target(target: Target, port: int, queries: Path, levels: Sequence[int], 
     out: dict[str, list[dict[str, object]]] = {"closed": [], "open": []}
     with running(target, port, log_dir):
         load("closed", port, queries, 3, clients=4)  # warm-up: jieba, page cache, every worker
-        for clients in levels:
-            result = load("closed", port, queries, seconds, clients=clients)
+        for level, clients in enumerate(levels, start=1):
+            result = load("closed", port, queries, seconds, clients=clients, start_at=level * STREAM_PER_LEVEL)
             _log(f"  {target.name}: {clients} clients: {result}")
             out["closed"].append(result)
             time.sleep(1)
-        for rate in rates:
-            result = load("open", port, queries, seconds, rate=rate)
+        for level, rate in enumerate(rates, start=len(levels) + 1):
+            result = load("open", port, queries, seconds, rate=rate, start_at=level * STREAM_PER_LEVEL)
             _log(f"  {target.name}: {rate:g}/s open loop: {result}")
             out["open"].append(result)
             time.sleep(1)
@@ -214,7 +220,8 @@ def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     args.work.mkdir(parents=True, exist_ok=True)
     queries_path = args.work / "queries.txt"
     queries = build_index(default_cache().parent / "zh-docs-site", args.work / "data", 500)
-    queries_path.write_text("\n".join(queries) + "\n", encoding="utf-8")
+    sent = query_stream.stream(queries, STREAM_PER_LEVEL * (len(CLOSED_LEVELS) + 4))
+    queries_path.write_text("\n".join(sent) + "\n", encoding="utf-8")
     data_dir = args.work / "data"
     cores = len(os.sched_getaffinity(0))
     workers = args.workers or cores
@@ -222,6 +229,7 @@ def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
         "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"), "load_start": os.getloadavg()[0],
         "machine": asdict(machine.describe()), "seconds": seconds, "workers": workers,
         "bare": bare_query(data_dir, queries), "targets": {}, "scaling": {}, "compare": {},
+        "repeat_share": query_stream.repeat_share(sent[STREAM_PER_LEVEL : 2 * STREAM_PER_LEVEL]),
     }  # fmt: skip
     _log(f"bare query: {results['bare']}")
     if args.profile:
@@ -331,9 +339,11 @@ def markdown(results: dict[str, Any]) -> str:
         "one connection alive and sends its next query when the answer comes; after a 503 it waits the "
         "Retry-After. *Open loop*: requests start at a fixed rate (half, once and twice what the bare query "
         "does on all cores) whatever the answers, latency counted from the planned start. p50/p99 are over "
-        "all answers, 200 and 503. The queries repeat (500 of them, drawn uniformly, far flatter than a real "
-        "query log), so the result cache (services/api/result_cache.py) answers many; the line with the "
-        "cache off, the worker scaling and the bare query show the search path itself.",
+        "all answers, 200 and 503. The stream (`bench/query_stream.py`) mixes new queries and repeats as a "
+        "search log does: half are new, the rest drawn from the 500 with Zipf weights; "
+        f"{results.get('repeat_share', 0) * 100:.0f}% of one level's queries were sent before in it, the most "
+        "the result cache (services/api/result_cache.py) could answer. The line with the cache off, the "
+        "worker scaling and the bare query show the search path itself.",
         "",
         f"**Bare query, same run, no HTTP:** SearchService {bare['service_ms']:.2f} ms a query "
         f"({1000 / bare['service_ms']:.0f}/s on one core); the index adapter's search alone "

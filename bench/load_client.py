@@ -115,11 +115,13 @@ class Connection:
         self.reader = self.writer = None
 
 
-async def closed_loop(host: str, port: int, paths: list[str], clients: int, seconds: float) -> dict[str, object]:
+async def closed_loop(
+    host: str, port: int, paths: list[str], clients: int, seconds: float, start_at: int = 0
+) -> dict[str, object]:
     tally = Tally()
     start = time.monotonic()
     end = start + seconds
-    counter = itertools.count()
+    counter = itertools.count(start_at)
 
     async def client(n: int) -> None:
         conn = Connection(host, port)
@@ -143,7 +145,9 @@ async def closed_loop(host: str, port: int, paths: list[str], clients: int, seco
     return {"mode": "closed", "clients": clients, **tally.summary(time.monotonic() - start)}
 
 
-async def open_loop(host: str, port: int, paths: list[str], rate: float, seconds: float) -> dict[str, object]:
+async def open_loop(
+    host: str, port: int, paths: list[str], rate: float, seconds: float, start_at: int = 0
+) -> dict[str, object]:
     tally = Tally()
     idle: list[Connection] = []
     opened = 0
@@ -175,7 +179,7 @@ async def open_loop(host: str, port: int, paths: list[str], rate: float, seconds
         if len(tasks) >= OPEN_LOOP_MAX_CONNECTIONS:
             tally.statuses["not sent (client at its connection cap)"] += 1
             continue
-        task = asyncio.create_task(one(paths[i % len(paths)], planned))
+        task = asyncio.create_task(one(paths[(start_at + i) % len(paths)], planned))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
     sent_for = time.monotonic() - start
@@ -203,13 +207,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--rate", type=float, default=100.0, help="requests per second (open loop)")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--start-at", type=int, default=0, help="the line of QUERIES to begin with")
     args = parser.parse_args(argv)
     url = urlsplit(args.base_url)
     paths = search_paths([q for q in args.queries.read_text(encoding="utf-8").splitlines() if q.strip()])
     if args.mode == "closed":
-        result = asyncio.run(closed_loop(url.hostname or "", url.port or 80, paths, args.clients, args.seconds))
+        result = asyncio.run(closed_loop(url.hostname or "", url.port or 80, paths, args.clients, args.seconds, args.start_at))
     else:
-        result = asyncio.run(open_loop(url.hostname or "", url.port or 80, paths, args.rate, args.seconds))
+        result = asyncio.run(open_loop(url.hostname or "", url.port or 80, paths, args.rate, args.seconds, args.start_at))
     json.dump(result, sys.stdout)
     print()
     return 0
