@@ -11,7 +11,6 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from services.api import (
     frontier_api,
     health,
-    metrics_endpoint,
     report_api,
     request_ids,
     search_api,
@@ -51,7 +50,6 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(report_api.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
-    app.register_blueprint(metrics_endpoint.bp)
     request_ids.init_app(app)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not

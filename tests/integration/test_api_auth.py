@@ -64,6 +64,11 @@ def test_search_the_ui_probes_and_docs_need_no_token(client, path: str) -> None:
     assert client.get(path).status_code == 200
 
 
+def test_the_metrics_are_not_on_the_api_port(client) -> None:  # noqa: ANN001
+    """They are on the health port (services/api/metrics_port.py), as for every service."""
+    assert client.get("/metrics").status_code == 404
+
+
 def test_only_a_bearer_header_presents_a_token() -> None:
     assert presented_token(f"Bearer {TOKEN}") == TOKEN
     assert presented_token(f"  BEARER   {TOKEN} ") == TOKEN
