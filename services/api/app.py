@@ -14,6 +14,7 @@ from services.api import (
     report_api,
     request_ids,
     search_api,
+    search_rate_limit,
     seeds_api,
     web_ui,
 )
@@ -51,6 +52,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
+    search_rate_limit.init_app(app, cfg)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
     # pay ~2 s for it; a request arriving earlier simply waits for the load.
