@@ -9,6 +9,7 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from services.api import (
+    api_docs,
     frontier_api,
     health,
     report_api,
@@ -49,6 +50,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
     app.register_blueprint(report_api.bp, url_prefix="/api")
+    app.register_blueprint(api_docs.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)

@@ -20,7 +20,7 @@ GUARDED = [
     ("GET", "/api/report", None),
     ("POST", "/api/seeds", {"urls": ["https://www.example.edu.cn/"]}),
 ]
-OPEN = ["/api/search?q=x", "/api/suggest?q=x", "/", "/livez", "/healthz", "/readyz"]
+OPEN = ["/api/search?q=x", "/api/suggest?q=x", "/", "/livez", "/healthz", "/readyz", "/api/openapi.json", "/api/docs"]
 
 
 @pytest.fixture
