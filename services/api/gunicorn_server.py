@@ -135,6 +135,10 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
             "graceful_timeout": math.ceil(o.drain_s),
             "timeout": WORKER_SILENT_S,
             "backlog": 2048,
+            # gunicorn's default (4094 bytes) refused a valid query with 414: 500 Han
+            # characters, the longest q, are 4,500 bytes percent-encoded (schemathesis
+            # found it). 8190 is gunicorn's maximum and holds q, site and page.
+            "limit_request_line": 8190,
             "logger_class": _RootLogger,
             "proc_name": f"tansuo-{self._name}",
             "when_ready": self._when_ready,
