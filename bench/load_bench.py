@@ -65,7 +65,9 @@ class Target:
 
 
 def targets(data_dir: Path, port: int, workers: int) -> list[Target]:
-    base = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1"}
+    # Port 0: /metrics on any free port, never colliding with another server on the machine.
+    base = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
+            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}
     return [
         Target("tansuo serve", [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port),
                                 "--workers", str(workers)], base),
@@ -77,7 +79,9 @@ def targets(data_dir: Path, port: int, workers: int) -> list[Target]:
 
 def comparison_targets(data_dir: Path, port: int) -> list[Target]:
     """Other servers on the same app, and gunicorn with other worker shapes."""
-    base = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1"}
+    # Port 0: /metrics on any free port, never colliding with another server on the machine.
+    base = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
+            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}
     serve = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
     bin_dir = Path(PY).parent
     return [

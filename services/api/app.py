@@ -9,12 +9,13 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from services.api import (
+    api_docs,
     frontier_api,
     health,
-    metrics_endpoint,
     report_api,
     request_ids,
     search_api,
+    search_rate_limit,
     seeds_api,
     web_ui,
 )
@@ -49,10 +50,11 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
     app.register_blueprint(report_api.bp, url_prefix="/api")
+    app.register_blueprint(api_docs.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(health.bp)
-    app.register_blueprint(metrics_endpoint.bp)
     request_ids.init_app(app)
+    search_rate_limit.init_app(app, cfg)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
     # pay ~2 s for it; a request arriving earlier simply waits for the load.

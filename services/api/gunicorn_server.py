@@ -30,6 +30,7 @@ from gunicorn import glogging
 from gunicorn.app.base import BaseApplication
 
 from services.common import multiprocess_metrics
+from services.common.health_server import HealthServer
 from services.common.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class ServerOptions:
     retry_after_s: int
     keepalive_s: float
     max_connections: int
+    health_host: str = "127.0.0.1"
+    health_port: int = 0  # /metrics of the whole server (services/api/metrics_port.py); 0 = any free port
     drain_s: float = DRAIN_S
 
     @classmethod
@@ -84,6 +87,8 @@ class ServerOptions:
             retry_after_s=cfg.api_retry_after_s,
             keepalive_s=cfg.api_keepalive_s,
             max_connections=cfg.api_max_connections,
+            health_host=cfg.health_host,
+            health_port=cfg.health_port,
         )
 
 
@@ -115,6 +120,7 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
         # Read by the worker (services/api/bounded_worker.py), which gunicorn hands this object.
         self.tansuo_deadline_s = opts.deadline_s
         self.tansuo_retry_after_s = opts.retry_after_s
+        self._metrics: HealthServer | None = None
         super().__init__()
 
     def load_config(self) -> None:
@@ -129,10 +135,16 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
             "graceful_timeout": math.ceil(o.drain_s),
             "timeout": WORKER_SILENT_S,
             "backlog": 2048,
+            # gunicorn's default (4094 bytes) refused a valid query with 414: 500 Han
+            # characters, the longest q, are 4,500 bytes percent-encoded (schemathesis
+            # found it). 8190 is gunicorn's maximum and holds q, site and page.
+            "limit_request_line": 8190,
             "logger_class": _RootLogger,
             "proc_name": f"tansuo-{self._name}",
             "when_ready": self._when_ready,
+            "post_fork": lambda server, worker: self._metrics and self._metrics.close_inherited_socket(),
             "post_worker_init": lambda worker: _worker_started(),
+            "on_exit": lambda server: self._metrics and self._metrics.close(),
             "worker_exit": lambda server, worker: _run_worker_exit(),
             "child_exit": lambda server, worker: multiprocess_metrics.worker_exited(worker.pid),
         }
@@ -145,10 +157,14 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
         return Admission(self._build_app(), self._opts.deadline_s, self._opts.retry_after_s)
 
     def _when_ready(self, arbiter: Any) -> None:
+        from services.api.metrics_port import serve_metrics_port
+
         host, port = arbiter.LISTENERS[0].sock.getsockname()[:2]
         o = self._opts
+        # In the arbiter, before the first fork: one /metrics for the whole server.
+        self._metrics = serve_metrics_port(o.health_host, o.health_port, required=self._name == "api")
         log.info(
-            "%s: search UI and API on http://%s:%d/ (readyz, metrics); %d worker process(es) x %d threads, "
+            "%s: search UI and API on http://%s:%d/ (livez, readyz); %d worker process(es) x %d threads, "
             "requests waiting over %g s refused with 503",
             self._name, host, port, o.workers, o.threads, o.deadline_s,
         )  # fmt: skip

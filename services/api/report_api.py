@@ -6,18 +6,16 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
-from services.api.bearer_auth import refuse_unauthorised
+from services.api.bearer_auth import requires_token
 from services.scheduler.crawl_report import crawl_report
 
 bp = Blueprint("report_api", __name__)
 
 
 @bp.get("/report")
+@requires_token("the crawl report")
 def report() -> ResponseReturnValue:
     """Per host: fetched by status, skipped and why, failed and why, limits hit, given up."""
-    refused = refuse_unauthorised("the crawl report")
-    if refused is not None:
-        return refused
     state = current_app.extensions.get("tansuo.frontier")
     if state is None:
         from services.common.bootstrap import build_frontier_state

@@ -5,19 +5,17 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from services.api.bearer_auth import refuse_unauthorised
+from services.api.bearer_auth import requires_token
 from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
 bp = Blueprint("seeds_api", __name__)
 
 
 @bp.post("/seeds")
+@requires_token("seeding")
 def seeds() -> ResponseReturnValue:
     """Body: {"urls": [...], "allow_domains": [...]}; answers 202 once the seeds are queued."""
     cfg = current_app.extensions["tansuo.settings"]
-    refused = refuse_unauthorised("seeding")
-    if refused is not None:
-        return refused
     body = request.get_json(silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
         return jsonify(error='expected a JSON object {"urls": [...], "allow_domains": [...]}'), 400

@@ -206,10 +206,12 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     """Crawl and serve at once: the UI answers from the first indexed page on."""
     from services.api.app import create_app
     from services.api.main import serve as serve_app
+    from services.api.metrics_port import serve_metrics_port
 
     _check_seeds(cfg, args.seeds)
     index = build_search_index(cfg)
     server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
+    metrics = serve_metrics_port(cfg.health_host, cfg.health_port, required=False)
     print(f"Tansuo search UI on http://{cfg.api_host}:{server.port}/  (Ctrl-C to stop)", file=sys.stderr)
     try:
         continuous = getattr(args, "continuous", False)  # `tansuo demo` has no such flag
@@ -222,6 +224,8 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
         return 0
     finally:
         server.shutdown()
+        if metrics is not None:
+            metrics.close()
     return 0
 
 

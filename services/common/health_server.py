@@ -181,21 +181,33 @@ class HealthServer:
         self._thread.join(10)
         self._server.server_close()
 
+    def close_inherited_socket(self) -> None:
+        """In a process forked from the one serving: drop the copy of the listening
+        socket (the serving thread did not survive the fork), so the port is freed
+        when the serving process stops, however long the child lives."""
+        self._server.socket.close()
+
 
 def serve_health(
     port: int,
     host: str = "0.0.0.0",
     ready: Readiness | Mapping[str, Check] | Sequence[Check] = (),
     heartbeat: Heartbeat | None = None,
+    registry: Callable[[], Any] = lambda: REGISTRY,
 ) -> HealthServer:
     """Serve ``/livez``, ``/readyz`` and ``/metrics`` on ``host:port`` (0 = any free port).
 
     ``ready`` is a Readiness, or the pings to build one from (a list is named after
     each ping's adapter class). Without a ``heartbeat``, ``/livez`` is 200 while the
-    process answers at all.
+    process answers at all. ``registry`` gives the registry a scrape renders: the API's
+    sums its worker processes' files, made anew on each scrape.
     """
     readiness = ready if isinstance(ready, Readiness) else Readiness(ready)
-    handler = type("HealthHandler", (_HealthHandler,), {"readiness": readiness, "heartbeat": heartbeat})
+    handler = type(
+        "HealthHandler",
+        (_HealthHandler,),
+        {"readiness": readiness, "heartbeat": heartbeat, "registry": staticmethod(registry)},
+    )
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name=f"health-{server.server_address[1]}", daemon=True)
@@ -206,6 +218,7 @@ def serve_health(
 class _HealthHandler(BaseHTTPRequestHandler):
     readiness: Readiness
     heartbeat: Heartbeat | None
+    registry: Callable[[], Any]
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
         path = self.path.split("?", 1)[0]
@@ -215,7 +228,7 @@ class _HealthHandler(BaseHTTPRequestHandler):
         elif path == "/readyz":
             self._json(*self.readiness.response())
         elif path == "/metrics":
-            self._send(200, CONTENT_TYPE_LATEST, generate_latest(REGISTRY))
+            self._send(200, CONTENT_TYPE_LATEST, generate_latest(self.registry()))
         else:
             self._json(404, {"error": f"no such endpoint: {path}"})
 

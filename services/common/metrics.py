@@ -101,6 +101,11 @@ API_REQUESTS = Counter("tansuo_api_requests_total", "HTTP requests the API start
 API_REFUSALS = Counter(
     "tansuo_api_refusals_total", "Requests refused with 503 + Retry-After because they waited past the deadline."
 )
+API_RATE_LIMITED = Counter(
+    "tansuo_api_rate_limited_total",
+    "Search requests answered 429 because their client address ran out of tokens.",
+    ["endpoint"],
+)
 API_WORKERS = Gauge("tansuo_api_workers", "Worker processes serving the API.", multiprocess_mode="livesum")
 
 # --- every service

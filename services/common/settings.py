@@ -188,13 +188,26 @@ class Settings(BaseSettings):
     # to let a new client in.
     api_max_connections: int = Field(default=1000, ge=2)
     api_host: str = "127.0.0.1"
-    api_token: str = ""  # bearer token for POST /api/seeds; empty turns seeding over the API off
+    # Bearer token of the endpoints that reveal or change the crawl (/api/frontier,
+    # /api/report, POST /api/seeds); empty turns them off (403) rather than open.
+    api_token: str = ""
+    # Per client address and per worker process (services/api/rate_limit.py): searches
+    # and suggestions refill at this rate up to the burst; 0 turns limiting off. A
+    # person typing with suggestions stays far below; a scraping loop does not.
+    api_rate_limit_per_s: float = Field(default=10.0, ge=0)
+    api_rate_limit_burst: int = Field(default=60, ge=1)
+    # Never limited: the machine's own traffic (the load benchmark, a local proxy).
+    api_rate_limit_exempt: StrList = ("127.0.0.0/8", "::1")
+    # Reverse proxies in front that append X-Forwarded-For (an Ingress: 1); 0 trusts
+    # none, as a client could write the header itself.
+    api_proxy_hops: int = Field(default=0, ge=0, le=5)
     api_port: int = Field(default=8080, ge=0, le=65535)
 
     @field_validator(
         "frontier_allow_domains",
         "frontier_include_patterns",
         "frontier_exclude_patterns",
+        "api_rate_limit_exempt",
         mode="before",
     )
     @classmethod
@@ -204,6 +217,15 @@ class Settings(BaseSettings):
             if value.lstrip().startswith("["):
                 return tuple(json.loads(value))
             return tuple(v.strip() for v in value.split(",") if v.strip())
+        return value
+
+    @field_validator("api_rate_limit_exempt")
+    @classmethod
+    def _valid_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        import ipaddress
+
+        for entry in value:
+            ipaddress.ip_network(entry, strict=False)  # a ValueError fails start-up
         return value
 
     @property

@@ -98,7 +98,7 @@ def test_prometheus_scrapes_every_service_and_loads_the_alerts(compose):
     for job in config["scrape_configs"]:
         for sd in job.get("dns_sd_configs", []):
             scraped.update(dict.fromkeys(sd["names"], sd["port"]))
-    assert scraped == {"scheduler": 9102, "crawler": 9102, "indexer": 9102, "ranker": 9102, "api": 8080}
+    assert scraped == {"scheduler": 9102, "crawler": 9102, "indexer": 9102, "ranker": 9102, "api": 9102}
     mounts = compose["services"]["prometheus"]["volumes"]
     assert "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in mounts
 

@@ -444,9 +444,12 @@ def test_backend_peers_and_ports_follow_the_values(render):
     es_rule = next(r for r in indexer["spec"]["egress"] if {p["port"] for p in r["ports"]} == {9200, 9201})
     assert es_rule["to"][0]["podSelector"]["matchLabels"] == {"elasticsearch.k8s.elastic.co/cluster-name": "search"}
     api = policies["tansuo-api"]
-    sources = api["spec"]["ingress"][0]["from"]
-    names = {s["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for s in sources}
-    assert names == {"ingress-nginx", "monitoring"}, "the ingress controller, and Prometheus for /metrics"
+    (http, metrics) = api["spec"]["ingress"]
+    names = {s["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for s in http["from"]}
+    assert names == {"ingress-nginx"}, "the ingress controller reaches the API"
+    assert [p["port"] for p in metrics["ports"]] == [9102], "/metrics is on the health port"
+    names = {s["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for s in metrics["from"]}
+    assert names == {"monitoring"}, "and only Prometheus reaches it"
 
 
 # --- monitoring -----------------------------------------------------------------------

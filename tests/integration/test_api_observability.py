@@ -4,10 +4,13 @@ index is still being connected."""
 from __future__ import annotations
 
 import time
+import urllib.request
 
+import pytest
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
 
 from services.api.app import create_app
+from services.api.metrics_port import serve_metrics_port
 from services.api.pending_index import PendingSearchIndex
 from services.common.model import SearchHits, SearchQuery
 from services.common.settings import Settings
@@ -55,11 +58,28 @@ def test_searches_are_counted_by_outcome_and_timed() -> None:
     assert REGISTRY.get_sample_value("tansuo_search_duration_seconds_count") == timed + 1
 
 
-def test_metrics_are_served_by_the_app_in_prometheus_format() -> None:
+def test_metrics_are_served_on_the_health_port_in_prometheus_format_not_by_the_app() -> None:
     client = create_app(Settings(), index=EmptyIndex()).test_client()  # type: ignore[arg-type]
-    resp = client.get("/metrics")
-    assert resp.status_code == 200 and resp.headers["Content-Type"] == CONTENT_TYPE_LATEST
-    assert "# TYPE tansuo_search_requests_total counter" in resp.get_data(as_text=True)
+    assert client.get("/metrics").status_code == 404
+    server = serve_metrics_port("127.0.0.1", 0, required=True)
+    assert server is not None
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics", timeout=10) as resp:
+            assert resp.headers["Content-Type"] == CONTENT_TYPE_LATEST
+            assert "# TYPE tansuo_search_requests_total counter" in resp.read().decode()
+    finally:
+        server.close()
+
+
+def test_a_taken_metrics_port_stops_tansuo_api_but_not_tansuo_serve() -> None:
+    first = serve_metrics_port("127.0.0.1", 0, required=True)
+    assert first is not None
+    try:
+        assert serve_metrics_port("127.0.0.1", first.port, required=False) is None
+        with pytest.raises(OSError):
+            serve_metrics_port("127.0.0.1", first.port, required=True)
+    finally:
+        first.close()
 
 
 def test_while_the_index_is_connecting_searches_and_readyz_are_503_then_work() -> None:

@@ -36,9 +36,10 @@ class Server:
     port: int
     proc: subprocess.Popen[bytes]
     log_path: Path
+    health_port: int  # /metrics (services/api/metrics_port.py)
 
-    def get(self, path: str, timeout_s: float = 30.0) -> tuple[int, dict[str, str], bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout_s)
+    def get(self, path: str, timeout_s: float = 30.0, port: int | None = None) -> tuple[int, dict[str, str], bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=timeout_s)
         try:
             conn.request("GET", path)
             resp = conn.getresponse()
@@ -55,7 +56,7 @@ class Server:
             time.sleep(0.1)
 
     def metric(self, name: str) -> float:
-        text = self.get("/metrics")[2].decode()
+        text = self.get("/metrics", port=self.health_port)[2].decode()
         return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
 
 
@@ -78,9 +79,10 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     _make_index(tmp_path / "data")
 
     def run(command: str, **env: str) -> Server:
-        port = free_port()
+        port, health_port = free_port(), free_port()
         base = {k: v for k, v in os.environ.items() if not k.startswith(("TANSUO_", "PROMETHEUS_"))}
-        base.update(TANSUO_DATA_DIR=str(tmp_path / "data"), TANSUO_API_HOST="127.0.0.1", TANSUO_API_PORT=str(port))
+        base.update(TANSUO_DATA_DIR=str(tmp_path / "data"), TANSUO_API_HOST="127.0.0.1", TANSUO_API_PORT=str(port),
+                    TANSUO_HEALTH_HOST="127.0.0.1", TANSUO_HEALTH_PORT=str(health_port))  # fmt: skip
         base.update(env)
         argv = [sys.executable, "-m", "services.cli.main", command]
         if command == "serve":
@@ -88,7 +90,7 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         log_path = tmp_path / f"{command}-{port}.log"
         with log_path.open("wb") as log_file:
             proc = subprocess.Popen(argv, env=base, stdout=log_file, stderr=subprocess.STDOUT)
-        server = Server(port, proc, log_path)
+        server = Server(port, proc, log_path, health_port)
         started.append(server)
         wait_for_port(port, proc)
         deadline = time.monotonic() + 60
@@ -163,7 +165,7 @@ def test_health_endpoints_answer_while_the_server_refuses_searches(start: Callab
     def probe() -> None:
         while not stop.is_set():
             for path, seen in probes.items():
-                seen.append(server.get(path)[0])
+                seen.append(server.get(path, port=server.health_port if path == "/metrics" else None)[0])
 
     prober = threading.Thread(target=probe)
     prober.start()

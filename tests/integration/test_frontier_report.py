@@ -29,7 +29,7 @@ def _volatile(report: dict) -> dict:
 
 
 def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
-    cfg = Settings(data_dir=tmp_path, frontier_sitemaps=False)
+    cfg = Settings(data_dir=tmp_path, frontier_sitemaps=False, api_token="frontier-token")
     f = Frontier(cfg, SqliteFrontierState(tmp_path / "frontier.sqlite3"), Scope.from_settings(cfg, [f"{SITE}/"]))
     f.add_seeds([f"{SITE}/"])
     (robots,) = f.dispatch()
@@ -46,7 +46,9 @@ def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     cli = json.loads(out.stdout)
-    api = create_app(cfg, index=build_search_index(cfg)).test_client().get("/api/frontier").get_json()
+    api = create_app(cfg, index=build_search_index(cfg)).test_client().get(
+        "/api/frontier", headers={"Authorization": "Bearer frontier-token"}
+    ).get_json()
     assert _volatile(cli) == _volatile(api)
     assert cli["queued"] == 3 and cli["in_flight"] == 0 and cli["hosts_total"] == 1
     (blocked,) = cli["blocked_hosts"]

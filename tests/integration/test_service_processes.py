@@ -67,13 +67,18 @@ class Service:
     proc: subprocess.Popen[bytes]
     port: int
     log_path: Path
+    health_port: int  # the API's /metrics; the same as ``port`` for the other services
 
-    def get(self, path: str) -> tuple[int, bytes]:
+    def get(self, path: str, port: int | None = None) -> tuple[int, bytes]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as resp:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port or self.port}{path}", timeout=10) as resp:
                 return resp.status, resp.read()
         except urllib.error.HTTPError as err:
             return err.code, err.read()
+
+    def metrics(self) -> tuple[int, bytes]:
+        """/metrics, on the health port: the API serves it there, not beside the API."""
+        return self.get("/metrics", self.health_port)
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -104,11 +109,12 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Service]]:
 
     def run(name: str, **env: str) -> Service:
         port = free_port()
+        health_port = free_port() if name == "api" else port
         base = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}  # embedded unless told
         base.update(
             TANSUO_DATA_DIR=str(tmp_path / "data"),
             TANSUO_HEALTH_HOST="127.0.0.1",
-            TANSUO_HEALTH_PORT=str(port),
+            TANSUO_HEALTH_PORT=str(health_port),
             TANSUO_API_HOST="127.0.0.1",
             TANSUO_API_PORT=str(port),
             TANSUO_LOG_FORMAT="json",
@@ -119,7 +125,7 @@ def start(tmp_path: Path) -> Iterator[Callable[..., Service]]:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "services.cli.main", name], env=base, stdout=log_file, stderr=subprocess.STDOUT
             )
-        service = Service(name, proc, port, log_path)
+        service = Service(name, proc, port, log_path, health_port)
         started.append(service)
         service.wait_until("/livez", lambda: service.get("/livez")[0] == 200)
         return service
@@ -144,8 +150,8 @@ def test_a_service_starts_answers_its_probes_and_stops_on_sigterm(
     service.wait_until("/readyz 200", lambda: service.get("/readyz")[0] == 200)
     assert json.loads(service.get("/readyz")[1]) == {"status": "ready"}
     families, series = SERVICE_METRICS[name]
-    service.wait_until("every expected series", lambda: all(s in service.get("/metrics")[1].decode() for s in series))
-    metrics = service.get("/metrics")[1].decode()
+    service.wait_until("every expected series", lambda: all(s in service.metrics()[1].decode() for s in series))
+    metrics = service.metrics()[1].decode()
     for family in families:
         assert f"# TYPE {family.removesuffix('_total')}" in metrics or f"# TYPE {family}" in metrics, family
 
@@ -169,7 +175,7 @@ def test_the_api_gives_every_response_a_request_id(
         assert resp.headers["X-Request-ID"] == "trace-42"
     with urllib.request.urlopen(f"http://127.0.0.1:{service.port}/livez", timeout=10) as resp:
         assert len(resp.headers["X-Request-ID"]) == 32  # a new uuid when none was given
-    assert 'tansuo_search_requests_total{outcome="ok"} 1.0' in service.get("/metrics")[1].decode()
+    assert 'tansuo_search_requests_total{outcome="ok"} 1.0' in service.metrics()[1].decode()
     service.terminate()
 
 
@@ -232,8 +238,8 @@ def test_every_dashboard_metric_is_exported_by_a_running_service(
     assert len(wanted) > 10
     for name in SERVICE_METRICS:
         service = start(name)
-        service.wait_until("/metrics", lambda: service.get("/metrics")[0] == 200)
-        text = service.get("/metrics")[1].decode()
+        service.wait_until("/metrics", lambda: service.metrics()[0] == 200)
+        text = service.metrics()[1].decode()
         if promtool:
             lint = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
             assert lint.returncode == 0, f"{name}: {lint.stdout}{lint.stderr}"

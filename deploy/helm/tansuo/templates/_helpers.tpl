@@ -368,15 +368,20 @@ spec:
     - ports:
         - port: {{ $ingressPort }}
           protocol: TCP
-      {{- $from := ternary $np.api.ingressFrom $np.metricsFrom (eq $component "api") }}
-      {{- if and (eq $component "api") $np.metricsFrom $from }}
-      {{- /* the API's port serves /metrics too: Prometheus must reach it */}}
-      {{- $from = concat $from $np.metricsFrom }}
-      {{- end }}
-      {{- with $from }}
+      {{- with (ternary $np.api.ingressFrom $np.metricsFrom (eq $component "api")) }}
       from:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+    {{- if eq $component "api" }}
+    {{- /* the API serves /metrics on the health port, like every component: Prometheus only */}}
+    - ports:
+        - port: {{ $root.Values.healthPort }}
+          protocol: TCP
+      {{- with $np.metricsFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    {{- end }}
   {{- else }}
   ingress: []
   {{- end }}

@@ -1,0 +1,76 @@
+"""The search endpoints answer 429 with Retry-After once a client address has spent
+its burst, count it, and answer again after the wait; other clients, loopback and the
+probes are not held back."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from prometheus_client import REGISTRY
+
+from services.api.app import create_app
+from services.common.bootstrap import build_search_index
+from services.common.settings import Settings
+
+CLIENT = {"REMOTE_ADDR": "203.0.113.20"}
+OTHER = {"REMOTE_ADDR": "198.51.100.4"}
+
+
+def _client(tmp_path: Path, **settings: object):  # noqa: ANN202 - a Flask test client
+    settings = {"api_rate_limit_per_s": 2.0, "api_rate_limit_burst": 3, **settings}
+    cfg = Settings(data_dir=tmp_path, **settings)  # type: ignore[arg-type]
+    return create_app(cfg, index=build_search_index(cfg)).test_client()
+
+
+def _limited(endpoint: str) -> float:
+    return REGISTRY.get_sample_value("tansuo_api_rate_limited_total", {"endpoint": endpoint}) or 0.0
+
+
+@pytest.mark.parametrize(("path", "endpoint"), [
+    ("/api/search?q=网络", "search_api.search"),
+    ("/api/suggest?q=网", "search_api.suggest"),
+    ("/?q=网络", "web_ui.index"),
+])  # fmt: skip
+def test_past_its_burst_a_client_gets_429_with_retry_after_then_is_answered_after_waiting(
+    tmp_path: Path, path: str, endpoint: str
+) -> None:
+    client = _client(tmp_path)
+    before = _limited(endpoint)
+    assert [client.get(path, environ_base=CLIENT).status_code for _ in range(3)] == [200, 200, 200]
+    refused = client.get(path, environ_base=CLIENT)
+    assert refused.status_code == 429
+    retry_after = int(refused.headers["Retry-After"])
+    assert retry_after == 1  # 2 tokens a second: the next one within a second
+    if path.startswith("/api/"):
+        assert "Retry-After" in refused.get_json()["error"]
+    assert _limited(endpoint) == before + 1
+    assert client.get(path, environ_base=OTHER).status_code == 200  # another address has its own bucket
+    time.sleep(retry_after)
+    assert client.get(path, environ_base=CLIENT).status_code == 200
+
+
+def test_the_search_endpoints_share_one_bucket_and_probes_are_never_limited(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    for path in ("/api/search?q=a", "/api/suggest?q=a", "/?q=a"):
+        assert client.get(path, environ_base=CLIENT).status_code == 200
+    assert client.get("/api/search?q=a", environ_base=CLIENT).status_code == 429
+    for path in ("/", "/livez", "/readyz", "/api/openapi.json", "/api/docs"):
+        assert client.get(path, environ_base=CLIENT).status_code == 200, path
+
+
+def test_loopback_is_exempt_by_default_and_a_rate_of_zero_turns_limiting_off(tmp_path: Path) -> None:
+    local = _client(tmp_path / "a")
+    assert {local.get("/api/search?q=a", environ_base={"REMOTE_ADDR": "127.0.0.1"}).status_code for _ in range(10)} == {200}
+    off = _client(tmp_path / "b", api_rate_limit_per_s=0)
+    assert {off.get("/api/search?q=a", environ_base=CLIENT).status_code for _ in range(10)} == {200}
+
+
+def test_behind_a_proxy_the_forwarded_client_is_limited_not_the_proxy(tmp_path: Path) -> None:
+    client = _client(tmp_path, api_proxy_hops=1)
+    proxy = {"REMOTE_ADDR": "10.0.0.5"}
+    for _ in range(3):
+        assert client.get("/api/search?q=a", environ_base=proxy, headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 200
+    assert client.get("/api/search?q=a", environ_base=proxy, headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 429
+    assert client.get("/api/search?q=a", environ_base=proxy, headers={"X-Forwarded-For": "203.0.113.8"}).status_code == 200
