@@ -193,13 +193,22 @@ def serve(cfg: Settings, args: argparse.Namespace) -> int:
 
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    opts = gunicorn_server.ServerOptions.from_settings(cfg)
+    opts = gunicorn_server.ServerOptions.from_settings(_local_metrics(cfg))
     print(
         f"Tansuo search UI on http://{cfg.api_host}:{cfg.api_port}/  "
         f"({opts.workers} worker processes; Ctrl-C to stop)",
         file=sys.stderr,
     )
     return gunicorn_server.run(lambda: create_app(cfg), opts, "serve")
+
+
+def _local_metrics(cfg: Settings) -> Settings:
+    """One machine's commands keep /metrics on the UI's interface (127.0.0.1 unless
+    told otherwise) rather than the services' all-interfaces default, which a pod
+    needs and a laptop should not get unasked."""
+    if "health_host" in cfg.model_fields_set:
+        return cfg
+    return cfg.model_copy(update={"health_host": cfg.api_host})
 
 
 def run(cfg: Settings, args: argparse.Namespace) -> int:
@@ -211,7 +220,8 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     _check_seeds(cfg, args.seeds)
     index = build_search_index(cfg)
     server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
-    metrics = serve_metrics_port(cfg.health_host, cfg.health_port, required=False)
+    metrics_cfg = _local_metrics(cfg)
+    metrics = serve_metrics_port(metrics_cfg.health_host, metrics_cfg.health_port, required=False)
     print(f"Tansuo search UI on http://{cfg.api_host}:{server.port}/  (Ctrl-C to stop)", file=sys.stderr)
     try:
         continuous = getattr(args, "continuous", False)  # `tansuo demo` has no such flag
