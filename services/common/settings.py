@@ -12,7 +12,7 @@ from pathlib import Path
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # Lists come from the environment as "a,b" or as a JSON array; NoDecode lets our
@@ -191,6 +191,9 @@ class Settings(BaseSettings):
     # Bearer token of the endpoints that reveal or change the crawl (/api/frontier,
     # /api/report, POST /api/seeds); empty turns them off (403) rather than open.
     api_token: str = ""
+    # A file holding the token (a Compose or Kubernetes secret mounted as a file), read
+    # when TANSUO_API_TOKEN itself is empty, so the token need not sit in the environment.
+    api_token_file: Path | None = None
     # Per client address and per worker process (services/api/rate_limit.py): searches
     # and suggestions refill at this rate up to the burst; 0 turns limiting off. A
     # person typing with suggestions stays far below; a scraping loop does not.
@@ -218,6 +221,18 @@ class Settings(BaseSettings):
                 return tuple(json.loads(value))
             return tuple(v.strip() for v in value.split(",") if v.strip())
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _token_from_file(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("api_token") or not data.get("api_token_file"):
+            return data
+        path = Path(data["api_token_file"])
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ValueError(f"TANSUO_API_TOKEN_FILE: cannot read {path}: {exc.strerror}") from None
+        return {**data, "api_token": token}
 
     @field_validator("api_rate_limit_exempt")
     @classmethod

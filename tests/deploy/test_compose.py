@@ -78,10 +78,13 @@ def test_the_crawler_runs_replicas(compose):
     assert compose["services"]["crawler"]["deploy"]["replicas"] > 1
 
 
-def test_only_the_api_has_the_seed_token(compose):
+def test_only_the_api_has_the_seed_token_and_from_a_secret(compose):
     for name in TANSUO_SERVICES:
-        has_token = "TANSUO_API_TOKEN" in compose["services"][name]["environment"]
-        assert has_token == (name == "api"), name
+        service = compose["services"][name]
+        assert "TANSUO_API_TOKEN" not in service["environment"], name  # never a value in the file
+        has_token = service["environment"].get("TANSUO_API_TOKEN_FILE") == "/run/secrets/tansuo_api_token"
+        assert has_token == (name == "api") == ("tansuo_api_token" in service.get("secrets", [])), name
+    assert compose["secrets"]["tansuo_api_token"] == {"environment": "TANSUO_API_TOKEN"}
 
 
 def test_celery_runs_worker_and_beat_from_the_tasks_module(compose):
