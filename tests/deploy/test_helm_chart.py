@@ -530,3 +530,10 @@ def test_notes_give_the_ingress_address_when_there_is_one():
 def test_notes_warn_when_crawlers_outnumber_the_leases():
     notes = rendered_notes("default", "crawler.replicaCount=12", "crawler.concurrency=32")
     assert "12 crawler pods × 32 requests each is more than the\n256 fetch jobs" in notes
+
+
+def test_behind_the_ingress_the_api_reads_clients_from_x_forwarded_for(render):
+    assert expanded_env(render("full"), "api")["TANSUO_API_PROXY_HOPS"] == "1"  # full enables the Ingress
+    assert "TANSUO_API_PROXY_HOPS" not in expanded_env(render("default"), "api")
+    own = expanded_env(render("full", "config.TANSUO_API_PROXY_HOPS=2"), "api")
+    assert own["TANSUO_API_PROXY_HOPS"] == "2"  # the operator's count of proxies wins
