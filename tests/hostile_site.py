@@ -47,6 +47,10 @@ class HostileSite:
     hits: list[Hit] = field(default_factory=list)
     other_port_hits: list[str] = field(default_factory=list)
     slow_host_hits: list[Hit] = field(default_factory=list)
+    # Hosts on 127.0.0.3-5 whose robots.txt times out, answers 500, or is 1 MB of junk
+    # after its one rule: base URL and the paths each one was asked for, by trouble.
+    robots_trouble_bases: dict[str, str] = field(default_factory=dict)
+    robots_trouble_paths: dict[str, list[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def paths(self) -> list[str]:
@@ -349,6 +353,56 @@ class _CrawlDelayHost(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+ROBOTS_TIMEOUT_S = 8  # longer than the test crawl's 5 s request timeout
+# The one rule a robots.txt of 1 MB states before its junk: RFC 9309 asks crawlers to
+# parse at least the first 500 KiB, so it must hold.
+JUNK_ROBOTS = ("User-agent: *\nDisallow: /private/\n" + "这不是规则 \x01\x7f garbage: ### \n" * 40_000).encode("utf-8")
+ROBOTS_TROUBLES = ("timeout", "server-error", "junk")
+
+
+class _RobotsTroubleHost(BaseHTTPRequestHandler):
+    """A site whose robots.txt is the trouble: it never answers in time, answers 500,
+    or is a megabyte of junk after one Disallow line. Its pages link to an open and a
+    private page."""
+
+    site: HostileSite
+    trouble: str
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.site.robots_trouble_paths[self.trouble].append(self.path)
+        if self.path == "/robots.txt":
+            self._robots()
+            return
+        if self.path == "/sitemap.xml":
+            self._send(404, b"no sitemap", "text/plain")
+            return
+        links = '<a href="/open.html">公开页面</a> <a href="/private/secret.html">私人页面</a>'
+        page = _page(f"{self.trouble} 站点 {self.path}", f"<p>{self.path} 的内容。</p>{links}")
+        self._send(200, page.encode(), "text/html; charset=utf-8")
+
+    def _robots(self) -> None:
+        if self.trouble == "timeout":
+            time.sleep(ROBOTS_TIMEOUT_S)
+            self._send(200, b"User-agent: *\nDisallow:\n", "text/plain")
+        elif self.trouble == "server-error":
+            self._send(500, b"internal error", "text/plain")
+        else:
+            self._send(200, JUNK_ROBOTS, "text/plain")
+
+    def _send(self, status: int, body: bytes, kind: str) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            self.close_connection = True  # the crawler gave up waiting
+
+
 class RunningHostileSite:
     """Context manager: the hostile site and the off-limits port, each in a thread."""
 
@@ -363,7 +417,14 @@ class RunningHostileSite:
         self.site.other_port_base = f"http://127.0.0.1:{other.server_address[1]}"
         self.site.base = f"http://127.0.0.1:{main.server_address[1]}"
         self.site.slow_host_base = f"http://127.0.0.2:{slow.server_address[1]}"
-        for server in (other, main, slow):
+        servers = [other, main, slow]
+        for n, trouble in enumerate(ROBOTS_TROUBLES, start=3):
+            handler = type(f"Robots-{trouble}", (_RobotsTroubleHost,), {"site": self.site, "trouble": trouble})
+            server = _Server((f"127.0.0.{n}", 0), handler)
+            self.site.robots_trouble_bases[trouble] = f"http://127.0.0.{n}:{server.server_address[1]}"
+            self.site.robots_trouble_paths[trouble] = []
+            servers.append(server)
+        for server in servers:
             threading.Thread(target=server.serve_forever, daemon=True).start()
             self._servers.append(server)
         return self.site

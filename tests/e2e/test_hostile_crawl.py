@@ -5,6 +5,7 @@ with the right text and nothing that is not a page, and caps what must be capped
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -40,8 +41,9 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, 
         log = data / "crawl.log"
         with log.open("w") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "services.cli.main", "crawl", site.base + "/", site.slow_host_base + "/", "--data",
-                 str(data), "--no-progress", "--allow-private-networks", "--delay", "0"],
+                [sys.executable, "-m", "services.cli.main", "crawl", site.base + "/", site.slow_host_base + "/",
+                 *[base + "/" for base in site.robots_trouble_bases.values()],
+                 "--data", str(data), "--no-progress", "--allow-private-networks", "--delay", "0"],
                 cwd=REPO, stdout=subprocess.DEVNULL, stderr=out,
                 # The one-byte-a-second page would hold the crawl for 3 x 30 s at the default timeout.
                 env={"PATH": "/usr/bin:/bin", "TANSUO_CRAWLER_TIMEOUT_S": "5"},
@@ -80,6 +82,26 @@ def test_no_two_requests_to_a_host_come_closer_than_its_crawl_delay(crawled) -> 
     assert min(gaps) >= SLOW_HOST_CRAWL_DELAY, gaps
 
 
+@pytest.mark.parametrize("trouble", ["timeout", "server-error"])
+def test_a_host_whose_robots_txt_cannot_be_had_is_not_crawled(crawled, trouble: str) -> None:  # noqa: ANN001
+    # RFC 9309 2.3.1.4: an unreachable robots.txt means complete disallow; the one-pass
+    # crawl gives the host up (and says so in the report) instead of waiting for ever.
+    site, data, _ = crawled
+    paths = site.robots_trouble_paths[trouble]
+    assert paths and set(paths) == {"/robots.txt"}, paths
+    assert _index(data).get(site.robots_trouble_bases[trouble] + "/") is None
+    report = _report(data)
+    (row,) = [r for r in report["hosts"] if r["host"] == site.robots_trouble_bases[trouble].split("//")[1]]
+    assert "robots.txt" in json.dumps(row, ensure_ascii=False), row
+
+
+def test_the_rule_before_a_megabyte_of_robots_junk_holds(crawled) -> None:  # noqa: ANN001
+    site, data, _ = crawled
+    paths = site.robots_trouble_paths["junk"]
+    assert "/open.html" in paths and not [p for p in paths if p.startswith("/private/")], paths
+    assert _index(data).get(site.robots_trouble_bases["junk"] + "/open.html") is not None
+
+
 def test_no_request_reaches_another_port_of_the_address(crawled) -> None:  # noqa: ANN001
     site, _, _ = crawled
     assert site.other_port_hits == []
@@ -93,6 +115,12 @@ def test_traps_are_cut_by_the_default_limits(crawled) -> None:  # noqa: ANN001
     assert sum(p.startswith("/deeper/") for p in paths) <= 10
     assert sum(p.startswith("/session") for p in paths) == 1  # session ids stripped: one URL
     assert sum(p.startswith("/redirect-loop-") for p in paths) == 2
+
+
+def _report(data: Path) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-m", "services.cli.main", "report", "--data", str(data), "--json"],
+                         cwd=REPO, capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
 def _index(data: Path):  # noqa: ANN202
