@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
-exec .venv/bin/python -m pytest -p no:cacheprovider -q "$@"
+exec .venv/bin/python -m pytest -p no:cacheprovider -q --durations=30 "$@"
