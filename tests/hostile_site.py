@@ -353,7 +353,7 @@ class _CrawlDelayHost(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-ROBOTS_TIMEOUT_S = 8  # longer than the test crawl's 5 s request timeout
+ROBOTS_TIMEOUT_S = 60  # far past the test crawl's 5 s request timeout, even on a loaded machine
 # The one rule a robots.txt of 1 MB states before its junk: RFC 9309 asks crawlers to
 # parse at least the first 500 KiB, so it must hold.
 JUNK_ROBOTS = ("User-agent: *\nDisallow: /private/\n" + "这不是规则 \x01\x7f garbage: ### \n" * 40_000).encode("utf-8")

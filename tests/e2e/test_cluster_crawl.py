@@ -38,7 +38,8 @@ class Cluster:
 
     def start(self, name: str, *command: str, wait: bool = True) -> None:
         port = free_port()
-        env = {**self.env, "TANSUO_HEALTH_PORT": str(port), "TANSUO_API_PORT": str(port)}
+        # The api serves users on its own port and /metrics, /livez, /readyz on the health port.
+        env = {**self.env, "TANSUO_HEALTH_PORT": str(port), "TANSUO_API_PORT": str(free_port())}
         log = open(self.logs / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-m", "services.cli.main", *command], env=env, stdout=log, stderr=subprocess.STDOUT
