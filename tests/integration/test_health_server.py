@@ -15,14 +15,7 @@ import pytest
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
 
 from services.common.health_server import HealthServer, Heartbeat, Readiness, serve_health
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.manual_clock import ManualClock as Clock
 
 
 def get(server: HealthServer, path: str) -> tuple[int, str, bytes]:

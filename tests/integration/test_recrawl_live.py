@@ -27,6 +27,7 @@ from services.indexer.indexer import Indexer
 from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
+from tests.manual_clock import ManualClock as Clock
 
 HOUR = 3600.0
 
@@ -48,14 +49,6 @@ class ChangingPage:
         if request.headers.get("If-None-Match") == etag:
             return 304, {"ETag": etag}, b""
         return 200, {"Content-Type": "text/html; charset=utf-8", "ETag": etag}, body
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +115,7 @@ def harness(shared_bus, tmp_path):
         "/leaf": leaf,
     }
     site = SiteServer(tmp_path, extra_routes=routes).start()
-    h = Harness(shared_bus, tmp_path / "data", site, Clock())
+    h = Harness(shared_bus, tmp_path / "data", site, Clock(time.time()))
     h.page, h.leaf = page, leaf
     h.frontier.add_seeds([site.url])
     yield h
@@ -216,7 +209,7 @@ def test_a_sitemap_index_with_gzipped_sitemaps_finds_pages_nobody_links_to(share
             "/maps/b.xml.gz": (200, {"Content-Type": "application/gzip"}, gzip.compress(_urlset(base, [f"/orphans/{n}.html" for n in range(3, 6)]))),
         }
     )
-    h = Harness(shared_bus, tmp_path / "data", site, Clock(), sitemaps=True)
+    h = Harness(shared_bus, tmp_path / "data", site, Clock(time.time()), sitemaps=True)
     h.frontier.add_seeds([site.url])
     h.settle()
     site.stop()

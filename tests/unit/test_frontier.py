@@ -18,16 +18,9 @@ from services.common.ports import FrontierState
 from services.common.settings import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
+from tests.manual_clock import ManualClock as Clock
 
 SITE = "http://example.cn"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.integration)])
@@ -65,7 +58,7 @@ def links(source: str, *urls: str, depth: int = 0) -> LinkBatch:
 
 
 def test_a_new_host_is_asked_for_robots_txt_before_any_page(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     jobs = f.dispatch()
     assert [j.kind for j in jobs] == ["robots"]
@@ -73,7 +66,7 @@ def test_a_new_host_is_asked_for_robots_txt_before_any_page(state):
 
 
 def test_robots_disallow_is_never_leased_and_allow_overrides(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     f.offer_links(links(f"{SITE}/", f"{SITE}/private/a", f"{SITE}/private/ok", f"{SITE}/b"))
     open_host(f, clock, "User-agent: *\nDisallow: /private/\nAllow: /private/ok\n", status=200)
@@ -88,7 +81,7 @@ def test_robots_disallow_is_never_leased_and_allow_overrides(state):
 
 
 def test_crawl_delay_wins_when_larger_than_the_delay(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=1.0)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
     open_host(f, clock, "User-agent: *\nCrawl-delay: 5\n", status=200)
@@ -101,7 +94,7 @@ def test_crawl_delay_wins_when_larger_than_the_delay(state):
 
 
 def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=2.0)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
     open_host(f, clock)
@@ -116,7 +109,7 @@ def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
 
 
 def test_a_lost_robots_job_does_not_strand_its_host(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_lease_timeout_s=60)
     (lost,) = f.dispatch()  # its outcome never comes back
     clock.now += 59
@@ -130,7 +123,7 @@ def test_a_lost_robots_job_does_not_strand_its_host(state):
 
 
 def test_crawl_delay_holds_a_host_to_one_fetch_at_a_time_even_without_a_delay(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=0, frontier_host_parallelism=4)
     f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(8))))
     open_host(f, clock, "User-agent: *\nCrawl-delay: 10\n", status=200)
@@ -144,7 +137,7 @@ def test_crawl_delay_holds_a_host_to_one_fetch_at_a_time_even_without_a_delay(st
 
 
 def test_depth_is_limited_by_default_like_heritrix(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     assert f.cfg.frontier_max_depth == 20
     assert f.offer_links(links(f"{SITE}/cal?page=20", f"{SITE}/cal?page=21", depth=19)) == 1
@@ -153,7 +146,7 @@ def test_depth_is_limited_by_default_like_heritrix(state):
 
 
 def test_redirect_hops_count_towards_the_depth(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_max_depth=2)
     open_host(f, clock)
     hops = 0
@@ -178,14 +171,14 @@ def test_redirect_hops_count_towards_the_depth(state):
     ],
 )
 def test_crawler_trap_urls_are_not_admitted_and_each_hit_is_counted(state, path, limit):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     assert f.offer_links(links(f"{SITE}/", f"{SITE}{path}", f"{SITE}/2024/01/01/ok")) == 1
     assert f.state.counters()[f"limit:{limit}"] == 1
 
 
 def test_limits_the_crawler_reports_are_counted_once_per_outcome(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -203,7 +196,7 @@ def test_limits_the_crawler_reports_are_counted_once_per_outcome(state):
 
 
 def test_a_host_that_stops_answering_is_given_up_and_a_one_pass_crawl_finishes(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_max_failures=4, frontier_failure_backoff_s=5)
     f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(200))))
     open_host(f, clock)
@@ -223,7 +216,7 @@ def test_a_host_that_stops_answering_is_given_up_and_a_one_pass_crawl_finishes(s
 
 
 def test_a_host_that_asks_to_wait_is_not_given_up(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_max_failures=2)
     f.offer_links(links(f"{SITE}/", *(f"{SITE}/{i}" for i in range(5))))
     open_host(f, clock)
@@ -235,7 +228,7 @@ def test_a_host_that_asks_to_wait_is_not_given_up(state):
 
 
 def test_robots_5xx_defers_the_host_and_404_allows_all(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_failure_backoff_s=60)
     (job,) = f.dispatch()
     f.complete(answer(job, 503))
@@ -250,7 +243,7 @@ def test_robots_5xx_defers_the_host_and_404_allows_all(state):
 
 
 def test_a_host_whose_robots_keeps_failing_is_given_up(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_failure_backoff_s=1, frontier_max_fetch_failures=2)
     for _ in range(2):
         (job,) = f.dispatch()
@@ -262,7 +255,7 @@ def test_a_host_whose_robots_keeps_failing_is_given_up(state):
 
 
 def test_scope_depth_length_and_dedup(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_max_depth=1, frontier_max_url_length=64)
     added = f.offer_links(
         links(
@@ -293,7 +286,7 @@ def test_include_and_exclude_patterns():
 
 
 def test_transient_failures_retry_with_backoff_then_fail(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_failure_backoff_s=10, frontier_max_fetch_failures=3)
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -311,7 +304,7 @@ def test_transient_failures_retry_with_backoff_then_fail(state):
 
 
 def test_retry_after_blocks_the_host_to_the_second(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
     open_host(f, clock)
@@ -324,7 +317,7 @@ def test_retry_after_blocks_the_host_to_the_second(state):
 
 
 def test_a_replayed_outcome_changes_nothing(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock)
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -336,7 +329,7 @@ def test_a_replayed_outcome_changes_nothing(state):
 
 
 def test_with_no_delay_a_host_gets_parallel_fetches(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=0, frontier_host_parallelism=3)
     f.offer_links(links(f"{SITE}/", *[f"{SITE}/{i}" for i in range(5)]))
     open_host(f, clock)
@@ -347,7 +340,7 @@ def test_with_no_delay_a_host_gets_parallel_fetches(state):
 
 
 def test_max_pages_stops_leasing_and_finishes(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_max_pages=2, frontier_host_delay_s=0)
     f.offer_links(links(f"{SITE}/", *[f"{SITE}/{i}" for i in range(5)]))
     open_host(f, clock)
@@ -360,7 +353,7 @@ def test_max_pages_stops_leasing_and_finishes(state):
 
 
 def test_an_expired_lease_returns_to_the_queue(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_lease_timeout_s=60)
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -372,7 +365,7 @@ def test_an_expired_lease_returns_to_the_queue(state):
 
 
 def test_a_redirect_queues_its_target_in_scope_only(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=0)
     open_host(f, clock)
     (job,) = f.dispatch()
@@ -382,7 +375,7 @@ def test_a_redirect_queues_its_target_in_scope_only(state):
 
 
 def test_a_seed_out_of_scope_is_refused(state):
-    clock = Clock()
+    clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_allow_domains=("other.cn",))
     assert f.add_seeds([f"{SITE}/x"]) == []
 

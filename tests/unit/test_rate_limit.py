@@ -6,14 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.api.rate_limit import TokenBuckets, is_exempt, parse_networks, retry_after_header
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.manual_clock import ManualClock as Clock
 
 
 def test_a_client_gets_its_burst_then_waits_for_the_refill() -> None:

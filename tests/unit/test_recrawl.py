@@ -12,17 +12,10 @@ from services.common.settings import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.recrawl_policy import next_interval, parse_lastmod
 from services.scheduler.scope import Scope
+from tests.manual_clock import ManualClock as Clock
 
 SITE = "http://example.cn"
 HOUR = 3600.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def make(clock: Clock, **overrides) -> Frontier:
@@ -53,7 +46,7 @@ def due_in(f: Frontier, clock: Clock, url: str = f"{SITE}/") -> float:
 
 
 def test_intervals_double_when_unchanged_and_halve_when_changed():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     fetch(f, clock, content_hash="a")
     assert due_in(f, clock) == pytest.approx(HOUR)
@@ -67,7 +60,7 @@ def test_intervals_double_when_unchanged_and_halve_when_changed():
 
 
 def test_a_304_counts_as_unchanged_and_keeps_the_validators():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     fetch(f, clock, content_hash="a", etag='"v1"', last_modified="Wed, 21 Oct 2026 07:28:00 GMT")
     clock.now += HOUR
@@ -100,7 +93,7 @@ def test_all_four_numbers_are_configurable():
 
 
 def test_failed_fetches_back_off_from_an_hour():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock, frontier_max_fetch_failures=1)
     fetch(f, clock, 500)
     assert f.state.url_info(f"{SITE}/").state == "failed"
@@ -114,7 +107,7 @@ def test_failed_fetches_back_off_from_an_hour():
 
 
 def test_a_page_gone_twice_in_a_row_is_removed():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     fetch(f, clock, content_hash="a")
     clock.now += HOUR
@@ -127,7 +120,7 @@ def test_a_page_gone_twice_in_a_row_is_removed():
 
 @pytest.mark.parametrize(("first", "second"), [(401, 401), (403, 403), (451, 451), (403, 404)])
 def test_a_page_refused_twice_in_a_row_is_removed(first: int, second: int):
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     fetch(f, clock, content_hash="a")
     clock.now += HOUR
@@ -139,7 +132,7 @@ def test_a_page_refused_twice_in_a_row_is_removed(first: int, second: int):
 
 
 def test_a_page_back_after_one_404_is_not_removed():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     fetch(f, clock, 404)
     clock.now += 2 * HOUR
@@ -148,7 +141,7 @@ def test_a_page_back_after_one_404_is_not_removed():
 
 
 def test_a_redirect_removes_the_old_url_and_queues_the_new_one():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     _, removals = fetch(f, clock, 301, redirect_to=f"{SITE}/new")
     assert [(r.url, r.reason) for r in removals] == [(f"{SITE}/", "redirected")]
@@ -156,7 +149,7 @@ def test_a_redirect_removes_the_old_url_and_queues_the_new_one():
 
 
 def test_robots_sitemaps_are_fetched_and_their_entries_queued():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     cfg = Settings(data_dir=Path("unused"), frontier_host_delay_s=0)
     f = Frontier(cfg, SqliteFrontierState(Path(":memory:")), Scope.from_settings(cfg, [f"{SITE}/"]), clock=clock)
     f.add_seeds([f"{SITE}/"])
@@ -179,7 +172,7 @@ def test_robots_sitemaps_are_fetched_and_their_entries_queued():
 
 
 def test_without_a_sitemap_line_the_default_sitemap_is_tried():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     cfg = Settings(data_dir=Path("unused"), frontier_host_delay_s=0)
     f = Frontier(cfg, SqliteFrontierState(Path(":memory:")), Scope.from_settings(cfg, [f"{SITE}/"]), clock=clock)
     f.add_seeds([f"{SITE}/"])
@@ -189,7 +182,7 @@ def test_without_a_sitemap_line_the_default_sitemap_is_tried():
 
 
 def test_a_newer_lastmod_brings_a_fetched_page_back_at_once():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock)
     fetch(f, clock, content_hash="a")
     fetched_at = f.state.url_info(f"{SITE}/").fetched_at
@@ -209,7 +202,7 @@ def test_lastmod_accepts_w3c_dates():
 
 
 def test_repeated_server_errors_slow_the_host_down_exponentially():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock, frontier_host_delay_s=1, frontier_failure_backoff_s=10, frontier_max_fetch_failures=10,
              frontier_host_max_failures=10)
     f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/{n}") for n in range(6)]))
@@ -228,7 +221,7 @@ def test_repeated_server_errors_slow_the_host_down_exponentially():
 
 
 def test_robots_txt_is_fetched_again_after_its_ttl():
-    clock = Clock()
+    clock = Clock(1_700_000_000.0)
     f = make(clock, frontier_robots_ttl_s=3600)  # robots.txt answered 404 at the start
     f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/a"), Outlink(f"{SITE}/b")]))
     clock.now += 3601

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from services.api.result_cache import ResultCache
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.manual_clock import ManualClock as Clock
 
 
 def test_an_answer_is_kept_for_the_same_view_and_dropped_for_another() -> None:
@@ -22,7 +15,7 @@ def test_an_answer_is_kept_for_the_same_view_and_dropped_for_another() -> None:
 
 
 def test_a_view_version_keeps_an_answer_past_the_ttl() -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     cache = ResultCache(8, ttl_s=1.0, clock=clock)
     cache.put("q", 3, {"total": 1})
     clock.now += 60
@@ -30,7 +23,7 @@ def test_a_view_version_keeps_an_answer_past_the_ttl() -> None:
 
 
 def test_without_a_view_version_answers_expire_after_the_ttl() -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     cache = ResultCache(8, ttl_s=1.0, clock=clock)
     cache.put("q", None, {"total": 1})
     clock.now += 0.5
