@@ -534,7 +534,8 @@ for i = 4, #ARGV do
   local uk = ukey(u)
   local f = redis.call('HMGET', uk, 'host', 'state', 'due_at')
   if f[1] == h and (f[2] == 'queued' or is_finished(f[2])) then
-    if f[2] ~= 'queued' or tonumber(f[3]) > now then redis.call('HSET', uk, 'due_at', now_s) end
+    -- Due now, or as it was if that is earlier (SQL's MIN(due_at, now)).
+    if tonumber(f[3]) > now then redis.call('HSET', uk, 'due_at', now_s) end
     redis.call('HSET', uk, 'state', 'queued', 'fail_count', 0)
     -- queued -> queued re-files the URL under its new due_at; the counts stay even.
     move(u, f[2], 'queued')
