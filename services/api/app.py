@@ -9,9 +9,12 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from services.api import (
+    admin_session,
+    admin_views,
     api_docs,
     frontier_api,
     health,
+    host_actions_api,
     report_api,
     request_ids,
     search_api,
@@ -50,8 +53,11 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
     app.register_blueprint(report_api.bp, url_prefix="/api")
+    app.register_blueprint(host_actions_api.bp, url_prefix="/api")
     app.register_blueprint(api_docs.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
+    app.register_blueprint(admin_views.bp)
+    admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
     search_rate_limit.init_app(app, cfg)

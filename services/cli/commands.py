@@ -81,7 +81,8 @@ def _print_frontier(report: dict) -> None:
     )
     hosts = Table("host", "queued", "in flight", "delay s", "robots", "next fetch in s", title="hosts")
     for h in report["hosts"]:
-        hosts.add_row(h["host"], str(h["queued"]), str(h["in_flight"]), f"{h['delay_s']:g}", h["robots"], f"{h['next_fetch_in_s']:g}")
+        next_fetch = "paused" if h["paused"] else f"{h['next_fetch_in_s']:g}"
+        hosts.add_row(h["host"], str(h["queued"]), str(h["in_flight"]), f"{h['delay_s']:g}", h["robots"], next_fetch)
     console.print(hosts)
     if report["blocked_hosts"]:
         blocked = Table("host", "blocked for s", "why", title="blocked hosts")

@@ -21,7 +21,7 @@ multiprocess_metrics.prepare(sys.argv[1:])
 
 from pydantic import ValidationError  # noqa: E402
 
-from services.cli import commands, eval_command, service_commands  # noqa: E402
+from services.cli import commands, eval_command, host_command, service_commands  # noqa: E402
 from services.common.json_logging import JsonFormatter
 from services.common.log_throttle import RepeatThrottle
 from services.common.settings import Settings
@@ -132,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-progress", action="store_true")
 
     eval_command.add_parser(sub)
+    host_command.add_parser(sub)
 
     for name, (_, summary) in SERVICE_COMMANDS.items():
         service = sub.add_parser(name, help=f"{summary}; backends from TANSUO_* variables")
@@ -204,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": commands.report,
         "seed": commands.seed,
         "eval": eval_command.run,
+        "host": host_command.run,
         **{name: handler for name, (handler, _) in SERVICE_COMMANDS.items()},
     }
     try:

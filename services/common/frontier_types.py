@@ -69,6 +69,10 @@ class HostInfo:
     fail_streak: int
     admitted: int
     queued: int
+    # Set by an operator (console, API, `tansuo host pause`): no fetch job of any kind
+    # until resumed. Apart from blocked_until, which the crawl itself sets and clears
+    # (Retry-After, backoff), so no fetch outcome can lift an operator's pause.
+    paused: bool = False
 
 
 class _SqlUpdate:

@@ -185,5 +185,18 @@ class FrontierState(Protocol):
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
     def counts(self, now: float) -> "FrontierCounts": ...
+    def set_paused(self, host: str, paused: bool, now: float) -> bool:
+        """Pause or resume a host; False if the host is unknown. A paused host is neither
+        claimed for robots.txt nor leased, until resumed, across restarts; its fetches
+        already in flight finish normally. Idempotent."""
+    def recrawl_host(self, host: str, now: float) -> int:
+        """Every queued, done or failed URL of the host becomes queued and due at
+        ``now``, its failures forgotten; returns how many. Leased URLs stay in flight and
+        excluded ones stay excluded (robots.txt or scope said no, not time)."""
+    def host_urls(self, host: str) -> list[str]:
+        """Every URL of the host the frontier ever admitted, excluded ones left out."""
+    def fetch_history(self, since: float) -> "list[tuple[float, int]]":
+        """(minute start, pages fetched in that minute) for the minutes from ``since``
+        that had any, oldest first; kept for the last 24 hours."""
     def ping(self) -> None: ...
     def close(self) -> None: ...

@@ -205,6 +205,12 @@ class Settings(BaseSettings):
     # none, as a client could write the header itself.
     api_proxy_hops: int = Field(default=0, ge=0, le=5)
     api_port: int = Field(default=8080, ge=0, le=65535)
+    # The operator console (/admin): a login lasts this long, counted from the login,
+    # not from the last click, so a stolen cookie stops working on its own.
+    api_admin_session_s: int = Field(default=12 * 3600, ge=60)
+    # Send the console's cookie over HTTPS only. Off by default because `tansuo serve`
+    # speaks plain HTTP on 127.0.0.1; turn it on behind a TLS proxy or an Ingress.
+    api_admin_cookie_secure: bool = False
 
     @field_validator(
         "frontier_allow_domains",

@@ -37,6 +37,7 @@ def frontier_report(state: FrontierState, hosts: int = 50, upcoming: int = 20, n
                 "delay_s": h.delay_s,
                 "robots": h.robots_state,
                 "next_fetch_in_s": round(max(h.next_allowed_at - now, 0.0), 3),
+                "paused": h.paused,
             }
             for h in host_rows
         ],

@@ -84,6 +84,40 @@ def lease_all(state: FrontierState, now: float = NOW, parallelism: int = 100) ->
 # --- hosts ---------------------------------------------------------------------------
 
 
+def test_a_paused_host_is_neither_claimed_for_robots_txt_nor_leased(state: FrontierState) -> None:
+    assert state.set_paused(H1, True, NOW) is False  # unknown host
+    state.ensure_host(H1, "http", 0.0)
+    ready_host(state, H2)
+    queue(state, H1, "a")
+    queue(state, H2, "a")
+    assert state.set_paused(H1, True, NOW) and state.set_paused(H2, True, NOW)
+    assert state.get_host(H1).paused and state.claim_robots(NOW, 10) == [] and lease_all(state) == []
+    state.update_host(H2, HostUpdate(blocked_until=NOW + 5, block_reason="Retry-After (429)"), NOW, release=False)
+    assert lease_all(state, NOW + 10) == []  # the block passing does not lift the pause
+    state.set_paused(H2, False, NOW + 10)
+    assert [lease.url for lease in lease_all(state, NOW + 10)] == [url(H2, "a")]
+    state.set_paused(H1, False, NOW)
+    assert [h.host for h in state.claim_robots(NOW, 10)] == [H1]
+
+
+def test_recrawl_host_makes_its_urls_due_and_host_urls_lists_them(state: FrontierState) -> None:
+    ready_host(state, H1)
+    ready_host(state, H2)
+    queue(state, H1, "a", "b", "c")
+    queue(state, H2, "a")
+    state.add_urls([NewUrl(url(H1, "x"), H1, 0, "excluded", "robots")], NOW, 1000)
+    leases = {lease.url: lease for lease in lease_all(state)}
+    state.finish(url(H1, "a"), leases[url(H1, "a")].lease_id, UrlUpdate(state="done", due_at=NOW + 3600, fetched_at=NOW))
+    state.finish(url(H1, "b"), leases[url(H1, "b")].lease_id, UrlUpdate(state="failed", due_at=NOW + 3600, fail_count=3))
+    state.finish(url(H2, "a"), leases[url(H2, "a")].lease_id, UrlUpdate(state="done", due_at=NOW + 3600, fetched_at=NOW))
+    assert state.host_urls(H1) == [url(H1, p) for p in "abc"]  # c still in flight; x excluded
+    assert state.recrawl_host(H1, NOW + 1) == 2
+    assert state.url_state(url(H1, "b")) == ("queued", "", 0)
+    assert state.url_state(url(H1, "c"))[0] == "leased" and state.url_state(url(H2, "a"))[0] == "done"
+    assert state.get_host(H1).queued == 2 and state.counts(NOW + 1).due == 2
+    assert state.fetch_history(NOW - 60) == [(NOW // 60 * 60, 2)]
+
+
 def test_unknown_hosts_and_urls_read_as_none(state: FrontierState) -> None:
     assert state.get_host(H1) is None
     assert state.url_state(url(H1, "")) is None
@@ -613,8 +647,14 @@ def test_redis_answers_a_random_run_of_calls_exactly_as_sqlite_does(seed: int, r
         elif op < 0.91 and urls:
             u, _ = rng.choice(urls)
             twins.same(rng.choice(["requeue_seed", "requeue"]), u, now)
-        elif op < 0.97:
+        elif op < 0.95:
             twins.same("sweep_recrawl", now, 10_000)
+        elif op < 0.975:
+            h = rng.choice(hosts + ["unknown.example.cn"])
+            if rng.random() < 0.5:
+                twins.same("set_paused", h, rng.random() < 0.6, now)
+            else:
+                twins.same("recrawl_host", h, now)
         else:
             twins.same("bump", "errors", rng.randint(1, 3))
 
@@ -623,9 +663,11 @@ def test_redis_answers_a_random_run_of_calls_exactly_as_sqlite_does(seed: int, r
             _check_state_counts(twins.pair[0])
             twins.same("hosts")
             twins.same("upcoming", -1, key=lambda rows: sorted(rows, key=lambda r: (r[2], r[0])))
+            twins.same("fetch_history", 0.0)
             for h in hosts:
                 twins.same("get_host", h)
                 twins.same("queued_urls", h, key=sorted)
+                twins.same("host_urls", h)
             for u, _ in urls:
                 twins.same("url_info", u)
                 twins.same("url_state", u)

@@ -55,6 +55,13 @@ def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
     assert blocked["host"] == "example.cn" and "Retry-After" in blocked["reason"] and 590 < blocked["in_s"] <= 600
     assert {u["url"] for u in cli["upcoming"]} == {f"{SITE}/", f"{SITE}/a", f"{SITE}/b"}
     assert cli["limits"] == {"path_depth": 1, "path_repetition": 1}
+    assert [h["paused"] for h in cli["hosts"]] == [False]
+    f.state.set_paused("example.cn", True, time.time())
+    out = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "frontier", "--data", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert out.returncode == 0 and "paused" in out.stdout, out.stdout + out.stderr
 
 
 def test_cli_table_shows_the_limits_hit(tmp_path):

@@ -39,6 +39,14 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default), and why each structure
 - ``P urls:by_state`` and ``P hosts:by_robots_state`` hashes: counts kept in step with
   every transition, so ``counts()`` and the ``max_in_flight`` check are O(1).
 - ``P counters`` hash: ``bump()`` names and ``fetched``.
+- ``P hu:<host>`` set: every URL of the host admitted as queued (excluded ones never
+  are), for the operator's recrawl and purge of one host, which must not scan every URL.
+  ``P hu:complete`` says the sets hold every URL: set when the first host of a new
+  frontier is ensured; a frontier written before the sets existed is scanned once.
+- ``P fetched:minutes`` hash: pages fetched per minute (epoch seconds // 60), a day of
+  them, for the console's chart.
+- A paused host (``paused`` 1 in its hash) is in none of the host indexes above but
+  ``hosts`` and ``hosts:blocked``, so no selection sees it until it is resumed.
 
 Every URL is in its hash and in the one index of its state (a queued URL in two:
 its host queue and ``urls:queued``); excluded URLs are in their hash only. Measured:
@@ -93,6 +101,8 @@ def _changes(update: Any) -> list[str]:
 
 def _parser(hint: Any) -> Any:
     args = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    if bool in args:
+        return lambda value: value == "1"
     if float in args:
         return float
     if int in args:
@@ -104,10 +114,15 @@ def _reader(cls: type) -> Any:
     """Build ``cls`` from a hash, an absent field being None (SQL's NULL). The field
     types come from the dataclass, so a column added there needs no change here."""
     hints = typing.get_type_hints(cls)
-    fields = [(f.name, _parser(hints[f.name])) for f in dataclasses.fields(cls)]
+    fields = [(f.name, _parser(hints[f.name]), f.default) for f in dataclasses.fields(cls)]
 
     def read(row: dict[str, str]) -> Any:
-        return cls(*(None if row.get(name) is None else parse(row[name]) for name, parse in fields))
+        # A field added to the dataclass with a default (``paused``) reads as that
+        # default from a hash written before it existed.
+        return cls(*(
+            (None if default is dataclasses.MISSING else default) if row.get(name) is None else parse(row[name])
+            for name, parse, default in fields
+        ))
 
     return read
 
@@ -128,6 +143,7 @@ class RedisFrontierState:
             for name in (
                 "ENSURE_HOST", "CLAIM_ROBOTS", "EXPIRE_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "UPDATE_HOST", "ADD_URLS", "REQUEUE", "LEASE_DUE",
                 "FINISH", "UNLEASE", "EXPIRE_LEASES", "QUEUED_URLS", "DROP_QUEUED", "SWEEP_RECRAWL", "UPCOMING",
+                "SET_PAUSED", "RECRAWL_URLS",
             )
         }  # fmt: skip
 
@@ -283,6 +299,66 @@ class RedisFrontierState:
         if limit == 0:
             return []
         return [(url, state, float(due)) for url, state, due in self._run("UPCOMING", int(limit))]
+
+    # --- operator actions ----------------------------------------------------------------
+
+    @translate_errors
+    def set_paused(self, host: str, paused: bool, now: float) -> bool:
+        return bool(self._run("SET_PAUSED", host, paused, float(now)))
+
+    @translate_errors
+    def recrawl_host(self, host: str, now: float) -> int:
+        """In chunks, as add_urls: each is atomic, and a retry finishes the job."""
+        urls = self._host_url_set(host)
+        return sum(
+            int(self._run("RECRAWL_URLS", host, float(now), *urls[start : start + _CHUNK]))
+            for start in range(0, len(urls), _CHUNK)
+        )
+
+    @translate_errors
+    def host_urls(self, host: str) -> list[str]:
+        urls = self._host_url_set(host)
+        pipe = self._r.pipeline(transaction=False)
+        for url in urls:
+            pipe.hget(f"{self._p}u:{url}", "state")
+        states = pipe.execute() if urls else []
+        return [url for url, state in zip(urls, states) if state is not None and state != "excluded"]
+
+    def _host_url_set(self, host: str) -> list[str]:
+        if not self._r.exists(f"{self._p}hu:complete"):
+            self._fill_host_url_sets()
+        return sorted(self._r.smembers(f"{self._p}hu:{host}"))
+
+    def _fill_host_url_sets(self) -> None:
+        """Once, for a frontier written before the per-host URL sets: one scan of every
+        URL. URLs admitted meanwhile are added by ADD_URLS itself, so none is missed."""
+        keys: list[str] = []
+        for key in self._r.scan_iter(match=f"{self._p}u:*", count=1000):
+            keys.append(key)
+            if len(keys) >= 1000:
+                self._file_urls(keys)
+                keys = []
+        self._file_urls(keys)
+        self._r.set(f"{self._p}hu:complete", 1)
+
+    def _file_urls(self, keys: list[str]) -> None:
+        if not keys:
+            return
+        pipe = self._r.pipeline(transaction=False)
+        for key in keys:
+            pipe.hmget(key, "host", "state")
+        rows = pipe.execute()
+        pipe = self._r.pipeline(transaction=False)
+        for key, (host, state) in zip(keys, rows):
+            if host is not None and state != "excluded":
+                pipe.sadd(f"{self._p}hu:{host}", key.removeprefix(f"{self._p}u:"))
+        pipe.execute()
+
+    @translate_errors
+    def fetch_history(self, since: float) -> list[tuple[float, int]]:
+        first = int(since // 60)
+        rows = self._r.hgetall(f"{self._p}fetched:minutes")
+        return sorted((int(m) * 60.0, int(n)) for m, n in rows.items() if int(m) >= first)
 
     # --- counters ----------------------------------------------------------------------
 

@@ -27,11 +27,14 @@ local LEASED = P .. 'urls:leased'           -- zset: every leased URL, score lea
 local RECRAWL = P .. 'urls:recrawl'         -- zset: every done or failed URL, score due_at
 local BY_STATE = P .. 'urls:by_state'       -- hash: URL state -> number of URLs
 local COUNTERS = P .. 'counters'            -- hash: bump() names and 'fetched'
+local MINUTES = P .. 'fetched:minutes'      -- hash: minute (epoch s // 60) -> pages fetched
+local HOST_URLS_COMPLETE = P .. 'hu:complete'  -- set once every URL is in its host's hu: set
 
 local function hkey(h) return P .. 'h:' .. h end
 local function ukey(u) return P .. 'u:' .. u end
 local function qkey(h, lvl) return P .. 'q:' .. h .. ':' .. lvl end
 local function lkey(h) return P .. 'ql:' .. h end
+local function hukey(h) return P .. 'hu:' .. h end
 local function fmt(x) return string.format('%.17g', x) end
 
 local function count_state(from, to)
@@ -99,9 +102,10 @@ end
 -- passed, and re-checks blocked_until itself. So `now` (nil when the caller has no
 -- clock) only decides whether a blocked host costs a promotion or a skipped scan entry.
 local function place(h, now)
-  local f = redis.call('HMGET', hkey(h), 'queued', 'robots_state', 'next_allowed_at', 'blocked_until')
+  local f = redis.call('HMGET', hkey(h), 'queued', 'robots_state', 'next_allowed_at', 'blocked_until', 'paused')
   local target
-  if f[1] and tonumber(f[1]) > 0 then
+  -- A paused host is in no index, so no selection ever sees it.
+  if f[1] and tonumber(f[1]) > 0 and f[5] ~= '1' then
     if f[2] == 'ready' then target = READY elseif f[2] == 'unknown' then target = ROBOTS end
   end
   if not target then
@@ -153,9 +157,12 @@ end
 ENSURE_HOST = _PRELUDE + r"""
 local h = ARGV[2]
 if redis.call('EXISTS', hkey(h)) == 1 then return 0 end
+-- The first host of a new frontier: every URL will go through ADD_URLS, so every host's
+-- URL set is complete (a frontier from before the sets gets them from a scan instead).
+if redis.call('EXISTS', HOSTS) == 0 then redis.call('SET', HOST_URLS_COMPLETE, 1) end
 redis.call('HSET', hkey(h), 'host', h, 'scheme', ARGV[3], 'delay_s', ARGV[4], 'robots_state', 'unknown',
   'robots_failures', 0, 'next_allowed_at', 0, 'inflight', 0, 'blocked_until', 0, 'block_reason', '',
-  'fail_streak', 0, 'admitted', 0, 'queued', 0)
+  'fail_streak', 0, 'admitted', 0, 'queued', 0, 'paused', 0)
 redis.call('ZADD', HOSTS, 0, h)
 redis.call('HINCRBY', BY_ROBOTS, 'unknown', 1)
 return 1
@@ -271,6 +278,7 @@ for i = 4, #ARGV, 6 do
     redis.call('HSET', uk, 'host', h, 'depth', d, 'kind', kind, 'state', state, 'due_at', now_s,
       'discovered_at', now_s, 'note', note, 'fail_count', 0)
     move(u, nil, state)
+    if state ~= 'excluded' then redis.call('SADD', hukey(h), u) end
     if state == 'queued' then
       if redis.call('EXISTS', hkey(h)) == 1 then redis.call('HINCRBY', hkey(h), 'admitted', 1) end
       add_queued(h, 1)
@@ -386,6 +394,14 @@ if state == 'queued' then
   place(f[1], nil)
 elseif state == 'done' and f[4] == 'page' then
   redis.call('HINCRBY', COUNTERS, 'fetched', 1)
+  local fetched_at = tonumber(redis.call('HGET', uk, 'fetched_at') or '')
+  if fetched_at then
+    local minute = math.floor(fetched_at / 60)
+    redis.call('HINCRBY', MINUTES, string.format('%d', minute), 1)
+    -- A day is kept: the minute that has just fallen out goes (a gap leaves a stray
+    -- field behind, which fetch_history skips by its age).
+    redis.call('HDEL', MINUTES, string.format('%d', minute - 1440))
+  end
 end
 return 1
 """
@@ -496,4 +512,37 @@ while (limit < 0 or #out < limit) and (i <= #a or j <= #b) do
   out[#out + 1] = {u, f[1], f[2]}
 end
 return out
+"""
+
+# ARGV: prefix, host, paused (1/0), now. Returns 0 for an unknown host.
+SET_PAUSED = _PRELUDE + r"""
+local h = ARGV[2]
+if redis.call('EXISTS', hkey(h)) == 0 then return 0 end
+redis.call('HSET', hkey(h), 'paused', ARGV[3])
+place(h, tonumber(ARGV[4]))
+return 1
+"""
+
+# ARGV: prefix, host, now, then URLs of that host. Queued, done and failed ones become
+# queued and due now, failures forgotten; returns how many.
+RECRAWL_URLS = _PRELUDE + r"""
+local h, now_s = ARGV[2], ARGV[3]
+local now = tonumber(now_s)
+local n = 0
+for i = 4, #ARGV do
+  local u = ARGV[i]
+  local uk = ukey(u)
+  local f = redis.call('HMGET', uk, 'host', 'state', 'due_at')
+  if f[1] == h and (f[2] == 'queued' or is_finished(f[2])) then
+    -- Due now, or as it was if that is earlier (SQL's MIN(due_at, now)).
+    if tonumber(f[3]) > now then redis.call('HSET', uk, 'due_at', now_s) end
+    redis.call('HSET', uk, 'state', 'queued', 'fail_count', 0)
+    -- queued -> queued re-files the URL under its new due_at; the counts stay even.
+    move(u, f[2], 'queued')
+    if f[2] ~= 'queued' then add_queued(h, 1) end
+    n = n + 1
+  end
+end
+place(h, now)
+return n
 """

@@ -63,11 +63,14 @@ CREATE TABLE IF NOT EXISTS hosts (
     fail_streak INTEGER NOT NULL DEFAULT 0,
     admitted INTEGER NOT NULL DEFAULT 0,            -- URLs ever queued (the per-host budget)
     queued INTEGER NOT NULL DEFAULT 0,              -- URLs in state queued, kept in step
-    robots_claimed_at REAL                          -- when robots.txt was claimed (fetching)
+    robots_claimed_at REAL,                         -- when robots.txt was claimed (fetching)
+    paused INTEGER NOT NULL DEFAULT 0               -- 1: an operator paused it, no fetches
 );
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS scope_domains (domain TEXT PRIMARY KEY);
+-- Pages fetched per minute (minute = epoch seconds // 60), for the console's chart.
+CREATE TABLE IF NOT EXISTS fetch_minutes (minute INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 -- URLs per state, kept in step by triggers on every insert, state change and delete,
 -- so counts() does not scan the table however large the frontier grows.
 CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL);
@@ -85,12 +88,14 @@ END;
 
 _HOST_COLUMNS = (
     "host, scheme, delay_s, robots_state, robots_txt, robots_fetched_at, robots_failures, "
-    "next_allowed_at, inflight, blocked_until, block_reason, fail_streak, admitted, queued"
+    "next_allowed_at, inflight, blocked_until, block_reason, fail_streak, admitted, queued, paused"
 )
+# Minutes of fetch history kept for the console's chart: a day.
+_HISTORY_MINUTES = 24 * 60
 
 
 def _host(row: tuple) -> HostInfo:
-    return HostInfo(*row)
+    return HostInfo(*row[:-1], paused=bool(row[-1]))
 
 
 class SqliteFrontierState:
@@ -112,6 +117,8 @@ class SqliteFrontierState:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(hosts)")}
         if "robots_claimed_at" not in columns:
             self._db.execute("ALTER TABLE hosts ADD COLUMN robots_claimed_at REAL")
+        if "paused" not in columns:
+            self._db.execute("ALTER TABLE hosts ADD COLUMN paused INTEGER NOT NULL DEFAULT 0")
 
     def _count_existing_urls(self) -> None:
         """A frontier written before ``state_counts`` existed is counted once, here."""
@@ -155,7 +162,7 @@ class SqliteFrontierState:
         marked as fetching, with one fetch in flight and its politeness clock started."""
         with self._tx() as db:
             rows = db.execute(
-                f"SELECT {_HOST_COLUMNS} FROM hosts WHERE robots_state = 'unknown' AND inflight = 0 "
+                f"SELECT {_HOST_COLUMNS} FROM hosts WHERE robots_state = 'unknown' AND inflight = 0 AND paused = 0 "
                 "AND next_allowed_at <= ? AND blocked_until <= ? AND queued > 0 ORDER BY next_allowed_at LIMIT ?",
                 (now, now, limit),
             ).fetchall()
@@ -261,7 +268,7 @@ class SqliteFrontierState:
             # between requests means nothing if several are in flight at once.
             hosts = db.execute(
                 "SELECT host, inflight, CASE WHEN delay_s > 0 THEN 1 ELSE ? END AS par FROM hosts "
-                "WHERE robots_state = 'ready' AND next_allowed_at <= ? "
+                "WHERE robots_state = 'ready' AND paused = 0 AND next_allowed_at <= ? "
                 "AND blocked_until <= ? AND inflight < par AND queued > 0 AND EXISTS (SELECT 1 FROM urls "
                 "INDEXED BY urls_host_due WHERE urls.host = hosts.host AND urls.state = 'queued' AND urls.due_at <= ?) "
                 "ORDER BY next_allowed_at LIMIT ?",
@@ -311,6 +318,8 @@ class SqliteFrontierState:
                 db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
             if update.state == "done" and row[3] == "page":
                 self._bump(db, "fetched", 1)
+                if update.fetched_at is not None:
+                    self._count_fetch_minute(db, int(update.fetched_at // 60))
         return True
 
     def unlease(self, url: str, now: float, state: str, note: str) -> None:
@@ -415,6 +424,47 @@ class SqliteFrontierState:
     def scope_domains(self) -> list[str]:
         with self._lock:
             return [d for (d,) in self._db.execute("SELECT domain FROM scope_domains ORDER BY domain")]
+
+    # --- operator actions ----------------------------------------------------------------
+
+    def set_paused(self, host: str, paused: bool, now: float) -> bool:
+        with self._tx() as db:
+            cur = db.execute("UPDATE hosts SET paused = ? WHERE host = ?", (int(paused), host))
+        return cur.rowcount > 0
+
+    def recrawl_host(self, host: str, now: float) -> int:
+        with self._tx() as db:
+            (finished,) = db.execute(
+                "SELECT COUNT(*) FROM urls WHERE host = ? AND state IN ('done', 'failed')", (host,)
+            ).fetchone()
+            cur = db.execute(
+                "UPDATE urls SET state = 'queued', due_at = MIN(due_at, ?), fail_count = 0 "
+                "WHERE host = ? AND state IN ('queued', 'done', 'failed')",
+                (now, host),
+            )
+            db.execute("UPDATE hosts SET queued = queued + ? WHERE host = ?", (finished, host))
+        return cur.rowcount
+
+    def host_urls(self, host: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT url FROM urls WHERE host = ? AND state != 'excluded' ORDER BY url", (host,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    @staticmethod
+    def _count_fetch_minute(db: sqlite3.Connection, minute: int) -> None:
+        db.execute(
+            "INSERT INTO fetch_minutes(minute, n) VALUES (?, 1) ON CONFLICT(minute) DO UPDATE SET n = n + 1", (minute,)
+        )
+        db.execute("DELETE FROM fetch_minutes WHERE minute < ?", (minute - _HISTORY_MINUTES,))
+
+    def fetch_history(self, since: float) -> list[tuple[float, int]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT minute, n FROM fetch_minutes WHERE minute >= ? ORDER BY minute", (int(since // 60),)
+            ).fetchall()
+        return [(minute * 60.0, n) for minute, n in rows]
 
     # --- counters ----------------------------------------------------------------------
 

@@ -1,0 +1,120 @@
+"""The operator console at /admin: server-rendered pages over the same frontier state,
+reports and actions as `tansuo frontier`, `tansuo report`, `tansuo seed` and
+`tansuo host`; a login with the API token (admin_session.py) instead of a header.
+
+Every change is a POST with this session's CSRF token, answered with a redirect
+(303) back to the console, so reloading the page never repeats an action.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from services.api import admin_session
+from services.api.admin_overview import overview
+from services.api.host_actions_api import bus, frontier_state
+from services.common.settings import Settings
+from services.scheduler import host_actions
+from services.scheduler.seed_submission import BadSeeds, seed_request, submit
+
+bp = Blueprint("admin", __name__)
+
+# What a finished action says at the top of the page; anything else in ?done= is ignored.
+DONE_MESSAGES = {
+    "pause": "已暂停 {host}：不再抓取，直到恢复。",
+    "resume": "已恢复 {host}：到期的网址将继续抓取。",
+    "recrawl": "{host} 的 {n} 个网址现在到期，将重新抓取。",
+    "purge": "已从索引删除 {host} 的 {n} 个网址（由索引器执行），并暂停该主机。",
+    "seeds": "已提交 {n} 个种子网址。",
+}
+_SPLIT = str.maketrans({",": " ", "，": " ", "\r": " ", "\n": " ", "\t": " "})
+
+
+def _settings() -> Settings:
+    return current_app.extensions["tansuo.settings"]
+
+
+def _refuse(code: int, message: str) -> ResponseReturnValue:
+    return render_template("admin_message.html", code=code, message=message), code
+
+
+def _guard() -> ResponseReturnValue | None:
+    """None for a logged-in session posting its own CSRF token; else the refusal."""
+    if not admin_session.logged_in():
+        return _refuse(403, "请先登录控制台。")
+    if not admin_session.csrf_ok(request.form.get("csrf", "")):
+        return _refuse(403, "表单已过期（CSRF 令牌不符），请刷新页面后重试。")
+    return None
+
+
+def _done_message() -> str:
+    template = DONE_MESSAGES.get(request.args.get("done", ""))
+    if template is None:
+        return ""
+    return template.format(host=request.args.get("host", "")[:253], n=request.args.get("n", "0")[:12])
+
+
+@bp.get("/admin")
+def console() -> ResponseReturnValue:
+    """The console when logged in, else the login form."""
+    if not _settings().api_token:
+        return render_template("admin_login.html", disabled=True, error=""), 403
+    if not admin_session.logged_in():
+        return render_template("admin_login.html", disabled=False, error="")
+    view = overview(frontier_state(current_app._get_current_object()))  # type: ignore[attr-defined]
+    return render_template(
+        "admin.html", view=view, csrf=admin_session.csrf_token(), message=_done_message(), actions=host_actions.ACTIONS
+    )
+
+
+@bp.post("/admin/login")
+def login() -> ResponseReturnValue:
+    """Form field ``token``: the API token."""
+    cfg = _settings()
+    if not cfg.api_token:
+        return render_template("admin_login.html", disabled=True, error=""), 403
+    if not admin_session.log_in(cfg, request.form.get("token", "").strip()):
+        return render_template("admin_login.html", disabled=False, error="令牌不对。"), 401
+    return redirect(url_for("admin.console"), code=303)
+
+
+@bp.post("/admin/logout")
+def logout() -> ResponseReturnValue:
+    """Ends the session (harmless without a CSRF token: at worst a forced logout)."""
+    admin_session.log_out()
+    return redirect(url_for("admin.console"), code=303)
+
+
+@bp.post("/admin/seeds")
+def seeds() -> ResponseReturnValue:
+    """Form fields ``urls`` and ``allow_domains``, separated by spaces, commas or lines."""
+    refused = _guard()
+    if refused is not None:
+        return refused
+    urls = request.form.get("urls", "").translate(_SPLIT).split()
+    domains = request.form.get("allow_domains", "").translate(_SPLIT).split()
+    try:
+        req = seed_request(urls, domains, source="console",
+                           allow_private_networks=_settings().crawler_allow_private_networks)  # fmt: skip
+    except BadSeeds as exc:
+        return _refuse(400, f"种子未提交：{exc}")
+    submit(bus(current_app._get_current_object()), req)  # type: ignore[attr-defined]
+    return redirect(url_for("admin.console", done="seeds", n=len(req.urls)), code=303)
+
+
+@bp.post("/admin/hosts/<host>")
+def host_action(host: str) -> ResponseReturnValue:
+    """Form field ``action``: pause, resume, recrawl or purge."""
+    refused = _guard()
+    if refused is not None:
+        return refused
+    action = request.form.get("action", "")
+    if action not in host_actions.ACTIONS:
+        return _refuse(400, f"未知操作：{action[:40]!r}")
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    try:
+        result = host_actions.run_action(frontier_state(app), lambda: bus(app), host, action)
+    except host_actions.UnknownHost:
+        return _refuse(404, f"抓取队列中没有主机 {host!r}。")
+    return redirect(url_for("admin.console", done=action, host=host, n=result.urls), code=303)

@@ -1,0 +1,126 @@
+"""The operator console in headless Chromium on a phone-sized screen: log in with the
+token, read the hosts table, pause a host and see it paused (in the page and in the
+frontier), and check from screenshots that Chinese text is drawn as glyphs, not boxes.
+
+The glyph check needs a CJK font (Debian's fonts-noto-cjk, installed by
+scripts/install.sh test). Without one, Chromium draws every Chinese character as the
+same empty box, so two different Chinese strings look alike, and alike to characters
+no font has (the Private Use Area); with one, they differ.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.api.app import create_app
+from services.api.main import RunningServer, serve
+from services.common.bootstrap import build_frontier_state, build_search_index
+from services.common.settings import Settings
+from tests.e2e.test_web_ui_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.integration.test_api_host_actions import A, B, crawl_two_alike_hosts
+
+pytestmark = pytest.mark.browser
+
+TOKEN = "browser-console-token-0123456789"
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    settings = Settings(data_dir=tmp_path_factory.mktemp("console"), api_token=TOKEN, frontier_sitemaps=False,
+                        frontier_host_delay_s=0.0)  # fmt: skip
+    state = build_frontier_state(settings)
+    crawl_two_alike_hosts(settings, state)
+    state.close()
+    return settings
+
+
+@pytest.fixture(scope="module")
+def server(cfg: Settings) -> Iterator[RunningServer]:
+    index = build_search_index(cfg)
+    running = serve(create_app(cfg, index=index), "127.0.0.1", 0)
+    yield running
+    running.shutdown()
+    index.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server: RunningServer) -> Iterator[object]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:  # noqa: ANN001
+    """A fresh context per test: no session cookie left from the one before."""
+    context = browser.new_context(viewport=PHONE, locale="zh-CN")
+    yield context.new_page()
+    context.close()
+
+
+def log_in(page, server: RunningServer) -> None:  # noqa: ANN001
+    page.goto(server.url + "/admin")
+    page.locator("input[name=token]").fill(TOKEN)
+    page.locator("button[type=submit]", has_text="登录").click()
+    page.wait_for_selector("table.hosts")
+
+
+def test_log_in_see_the_hosts_and_pause_one(server: RunningServer, page, cfg: Settings) -> None:  # noqa: ANN001
+    page.goto(server.url + "/admin")
+    page.locator("input[name=token]").fill("wrong")
+    page.locator("button[type=submit]").click()
+    assert "令牌不对" in page.locator("[role=alert]").inner_text()
+    log_in(page, server)
+    rows = page.locator("table.hosts tbody tr")
+    assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.host)")) == [A, B]
+    row = page.locator(f'table.hosts tr[data-host="{A}"]')
+    assert row.get_attribute("data-state") == "idle"
+
+    row.locator("button", has_text="暂停").click()
+    page.wait_for_url("**/admin?done=pause**")
+    row = page.locator(f'table.hosts tr[data-host="{A}"]')
+    assert row.get_attribute("data-state") == "paused"
+    assert "已暂停" in row.locator("td.state").inner_text()
+    assert row.locator("button", has_text="恢复").count() == 1 and row.locator("button", has_text="暂停").count() == 0
+    assert f"已暂停 {A}" in page.locator("[role=status]").inner_text()
+    state = build_frontier_state(cfg)
+    assert state.get_host(A).paused and not state.get_host(B).paused
+
+    row.locator("button", has_text="恢复").click()
+    page.wait_for_url("**/admin?done=resume**")
+    assert page.locator(f'table.hosts tr[data-host="{A}"]').get_attribute("data-state") == "idle"
+    assert state.get_host(A).paused is False
+    state.close()
+
+
+def test_the_console_fits_a_phone_and_draws_chinese_glyphs(server: RunningServer, page, tmp_path: Path) -> None:  # noqa: ANN001
+    log_in(page, server)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
+    # Three lines in one style: two different Chinese strings, and as many characters
+    # that no font draws (Private Use Area), which show what a missing glyph looks like.
+    page.evaluate(
+        """() => {
+          for (const [id, text] of [["zh-a", "抓取状态主机"], ["zh-b", "暂停恢复删除"], ["tofu", "\\ue000\\ue001\\ue002\\ue003\\ue004\\ue005"]]) {
+            const el = document.createElement("div");
+            el.id = id; el.textContent = text; el.lang = "zh-CN";
+            el.style.cssText = "font-size:32px;line-height:40px;width:220px;background:#fff;color:#000;padding:4px";
+            document.querySelector("main").prepend(el);
+          }
+        }"""
+    )
+    shots = {name: page.locator(f"#{name}").screenshot() for name in ("zh-a", "zh-b", "tofu")}
+    assert shots["zh-a"] != shots["zh-b"], "two different Chinese strings render alike: no CJK font (fonts-noto-cjk)?"
+    assert shots["zh-a"] != shots["tofu"] and shots["zh-b"] != shots["tofu"], "Chinese renders as missing-glyph boxes"
+    fonts = page.evaluate("document.fonts.check('32px \"Noto Sans CJK SC\"', '抓取')")
+    assert fonts
