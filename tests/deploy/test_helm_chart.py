@@ -537,3 +537,9 @@ def test_behind_the_ingress_the_api_reads_clients_from_x_forwarded_for(render):
     assert "TANSUO_API_PROXY_HOPS" not in expanded_env(render("default"), "api")
     own = expanded_env(render("full", "config.TANSUO_API_PROXY_HOPS=2"), "api")
     assert own["TANSUO_API_PROXY_HOPS"] == "2"  # the operator's count of proxies wins
+
+
+def test_over_tls_the_console_cookie_is_https_only(render):
+    assert expanded_env(render("full"), "api")["TANSUO_API_ADMIN_COOKIE_SECURE"] == "true"  # full has TLS
+    assert "TANSUO_API_ADMIN_COOKIE_SECURE" not in expanded_env(render("default", "ingress.enabled=true"), "api")
+    assert "TANSUO_API_ADMIN_COOKIE_SECURE" not in expanded_env(render("default"), "api")
