@@ -49,6 +49,9 @@ comparing absolute figures with anything.
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
 .venv/bin/python -m bench.load_bench --write --compare --profile /tmp/search.prof
                                         # the API under load (about 15 minutes): its own section, last
+.venv/bin/python -m bench.cluster_parity --write
+                                        # cluster and embedded mode on one site, a crawler killed
+                                        # (about 30 minutes, needs the test install): its own section
 ```
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
