@@ -7,27 +7,10 @@ when a full `python -m bench.run` rewrites the rest of the file, so the two runs
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+from bench.marked_block import MarkedBlock
 
 START = "<!-- load-bench:start (bench/load_bench.py --write) -->"
 END = "<!-- load-bench:end -->"
-_BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END) + r"\n?", re.S)
-
-
-def extract(text: str) -> str:
-    """The block with its markers, or "" when the file has none."""
-    found = _BLOCK.search(text)
-    return found.group(0) if found else ""
-
-
-def write(path: Path, section: str) -> None:
-    """Put ``section`` between the markers in ``path``, replacing an earlier block or
-    appending one."""
-    block = f"{START}\n{section.rstrip()}\n{END}\n"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if _BLOCK.search(text):
-        text = _BLOCK.sub(lambda _: block, text)
-    else:
-        text = text.rstrip() + "\n\n" + block
-    path.write_text(text, encoding="utf-8")
+BLOCK = MarkedBlock(START, END)
+extract = BLOCK.extract
+write = BLOCK.write

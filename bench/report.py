@@ -13,6 +13,7 @@ from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
 from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
+from bench.parity_report import BLOCK as PARITY_BLOCK
 from bench.scale_search import ScaleResults
 from bench.search_bench import SearchComparison
 
@@ -48,6 +49,9 @@ comparing absolute figures with anything.
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
 .venv/bin/python -m bench.load_bench --write --compare --profile /tmp/search.prof
                                         # the API under load (about 15 minutes): its own section, last
+.venv/bin/python -m bench.cluster_parity --write
+                                        # cluster and embedded mode on one site, a crawler killed
+                                        # (about 30 minutes, needs the test install): its own section
 ```
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
@@ -128,8 +132,9 @@ def splice_section(path: Path, section: str) -> None:
 def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    # The load benchmark's block (bench/load_report.py) comes from its own run: kept.
-    kept = load_report.extract(path.read_text(encoding="utf-8")) if path.exists() else ""
+    # The blocks of the load and cluster parity benchmarks come from their own runs: kept.
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    kept = "\n".join(block for block in (load_report.extract(text), PARITY_BLOCK.extract(text)) if block)
     tmp.write_text(render(results) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole
 

@@ -120,6 +120,9 @@ class Settings(BaseSettings):
 
     # --- ranker
     ranker_interval_s: float = Field(default=300.0, gt=0)  # periodic recompute during long crawls
+    # Documents waiting for link fields are ranked once no link batch has changed the
+    # graph for this long (a crawl that ended or paused), not at the end of the interval.
+    ranker_quiet_s: float = Field(default=10.0, gt=0)
     ranker_damping: float = Field(default=0.85, gt=0, lt=1)
     ranker_tolerance: float = Field(default=1e-6, gt=0)  # L1 change between iterations
     ranker_max_iterations: int = Field(default=200, ge=1)

@@ -15,7 +15,14 @@ How link fields reach every document, whichever process indexes it and whenever:
   its last run into them at once: no recomputation, and no waiting for the graph to
   change again.
 - A page announced before any run has ranked it waits for the next run, which comes
-  within ``ranker_interval_s`` because its own link batch made the graph dirty. The
+  within ``ranker_interval_s`` because its own link batch made the graph dirty, and
+  sooner once the crawl goes quiet: when documents wait and no link batch has changed
+  the graph for ``ranker_quiet_s``, the graph is as complete as it will be for now, so
+  a run comes at once rather than at the end of the interval (measured on a cluster
+  crawl with the default 300 s interval, the last pages otherwise waited out whatever
+  was left of it after the crawl ended). Such early runs keep to at most a tenth of
+  the ranker's time (``EARLY_RUN_DUTY``), so neither a large graph nor a continuous
+  crawl's trickle of new pages turns into a whole-graph run per page. The
   ``tansuo_ranker_documents_waiting`` gauge counts such pages, and
   ``tansuo_ranker_oldest_waiting_seconds`` says how long the oldest has waited.
 """
@@ -65,6 +72,10 @@ MAX_ANCHORS_CHARS = 2000
 # noise, and rewriting every document for that would load the index for nothing.
 # Search cannot tell 0.1% of a saturating rank feature apart.
 RANK_CHANGE = 1e-3
+# An early run (documents waiting, graph quiet) needs this many times the last run's
+# duration since that run began: whole-graph runs then take at most about a tenth of
+# the ranker's time, however large the graph or however often a page trickles in.
+EARLY_RUN_DUTY = 10.0
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,7 @@ class Ranker:
         self._dirty = bool(graph.nodes())
         self._tokens_cache: dict[str, str] = {}
         self._last_recompute = time.monotonic()
+        self._last_change = time.monotonic()  # when a link batch last changed the graph
         # Fields of the last run, by URL, and what this process last wrote per URL.
         # Guarded by the recompute lock: runs and announcements both write the index.
         self._latest: dict[str, LinkFields] = {}
@@ -261,10 +273,31 @@ class Ranker:
             self._links += len(links)
             self._dropped += dropped
             self._dirty = self._dirty or changed
+            if changed:
+                self._last_change = time.monotonic()
 
     def recompute_due(self) -> bool:
-        """The graph changed and ``ranker_interval_s`` has passed since the last run began."""
-        return self.stats().dirty and time.monotonic() - self._last_recompute >= self._cfg.ranker_interval_s
+        """The graph changed, and either ``ranker_interval_s`` has passed since the last
+        run began, or an early run is due (``_early_run_due``)."""
+        stats = self.stats()
+        if not stats.dirty:
+            return False
+        since_run = time.monotonic() - self._last_recompute
+        return since_run >= self._cfg.ranker_interval_s or self._early_run_due(stats, since_run)
+
+    def _early_run_due(self, stats: RankerStats, since_run: float) -> bool:
+        """Documents wait for link fields and the graph has been quiet for
+        ``ranker_quiet_s``: the crawl has ended or paused, and nothing is gained by
+        making them wait out the interval. Not sooner after the last run began than
+        ``EARLY_RUN_DUTY`` times its duration."""
+        with self._lock:
+            quiet_s = time.monotonic() - self._last_change
+        last_run_s = stats.last_run.seconds if stats.last_run is not None else 0.0
+        return (
+            stats.waiting > 0
+            and quiet_s >= self._cfg.ranker_quiet_s
+            and since_run >= EARLY_RUN_DUTY * last_run_s
+        )
 
     def recompute(self) -> RankRun:
         """Rank the whole graph and write every node's link fields, then commit the index."""

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster import Cluster, cluster_env
 from tests.servers.redis_server import RedisServer
 from tests.servers.s3_server import S3Server
 
 from .conftest import ServedSite, check_indexed_exactly_once, serve_site
-from .test_cluster_crawl import Cluster, _env, _index, _index_urls, crawl_until_midway, wait_until_crawled
+from .test_cluster_crawl import _index, _index_urls, crawl_until_midway, wait_until_crawled
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -21,7 +22,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 def _fast_env(*args) -> dict[str, str]:
     """Politeness is tested elsewhere; here only what survives an outage matters. Jobs
     sent into the outage come back when their lease expires: 15 s, not 30."""
-    return {**_env(*args), "TANSUO_FRONTIER_HOST_DELAY_S": "0", "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "15"}
+    return {**cluster_env(*args), "TANSUO_FRONTIER_HOST_DELAY_S": "0", "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "15"}
 
 
 @contextmanager

@@ -35,9 +35,10 @@ from services.cli.static_site_server import RequestRecord, SiteServer
 from services.common.bootstrap import build_search_index
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
+from tests.cluster import Cluster, cluster_env
 
 from .conftest import _paragraph_text
-from .test_cluster_crawl import Cluster, _env, _frontier, _index
+from .test_cluster_crawl import _frontier, _index
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -196,7 +197,7 @@ def test_the_embedded_and_the_cluster_crawl_end_with_the_same_index(
 ) -> None:
     data = tmp_path / "embedded"
     embedded_proc = _start_embedded(site, data)
-    cluster = Cluster(_env(tmp_path, redis_server, kafka_broker, s3_endpoint, es_url) | RECRAWL, tmp_path)
+    cluster = Cluster(cluster_env(tmp_path, redis_server, kafka_broker, s3_endpoint, es_url) | RECRAWL, tmp_path)
     try:
         started = _cluster_until_ranked_without_indexer(cluster, site)
         embedded = _wait(lambda: _open_embedded(data), 60, "the embedded index exists")

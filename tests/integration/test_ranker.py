@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -385,3 +386,59 @@ def test_a_recrawl_that_changes_no_link_needs_no_new_run(ranker: Ranker, bus: Sq
     publish(bus, APT, (HOME, "首页"))  # one page gained a link
     drain(ranker)
     assert ranker.stats().dirty
+
+
+def test_documents_waiting_when_the_crawl_goes_quiet_are_ranked_before_the_interval_ends(
+    tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
+) -> None:
+    # The product's 300 s interval: on a cluster crawl the last pages were indexed after
+    # the graph's last run and waited out the rest of the interval once the crawl ended.
+    cfg = Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.2)
+    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
+    publish_site(bus)
+    drain(ranker)
+    ranker.recompute()
+    new = f"{SITE}/new.html"
+    publish(bus, new, (HOME, "首页"))  # the crawl's last page: the graph changes
+    announce(bus, new)  # and the indexer makes it searchable; no run has ranked it
+    drain(ranker)
+    assert ranker.stats().dirty and ranker.stats().waiting == 1
+    assert not ranker.recompute_due()  # the graph changed a moment ago: the crawl may go on
+    time.sleep(0.25)
+    assert ranker.recompute_due()  # quiet since: ranked now, not 300 s after the last run
+    ranker.recompute()
+    assert index.fields[new].pagerank > 0 and ranker.stats().waiting == 0
+
+
+def test_a_quiet_dirty_graph_with_no_document_waiting_keeps_to_the_interval(
+    tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
+) -> None:
+    cfg = Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.01)
+    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
+    publish_site(bus)
+    drain(ranker)
+    ranker.recompute()
+    publish(bus, APT, (FAQ, "常见问题"))  # a recrawl changed a link of a ranked page
+    drain(ranker)
+    time.sleep(0.05)
+    assert ranker.stats().dirty and ranker.stats().waiting == 0
+    assert not ranker.recompute_due()  # every document has fields: the interval decides
+
+
+def test_early_runs_keep_to_a_tenth_of_the_rankers_time(
+    tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.01)
+    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
+    publish_site(bus)
+    drain(ranker)
+    ranker.recompute()
+    slow = ranker.stats().last_run
+    assert slow is not None
+    monkeypatch.setattr(ranker, "_last_run", type(slow)(slow.nodes, slow.edges, slow.iterations, slow.converged, 60.0))
+    new = f"{SITE}/new.html"
+    publish(bus, new, (HOME, "首页"))
+    announce(bus, new)
+    drain(ranker)
+    time.sleep(0.05)
+    assert ranker.stats().waiting == 1 and not ranker.recompute_due()  # a 60 s run began moments ago

@@ -39,29 +39,56 @@ def _wait_until_answering(url: str, proc: subprocess.Popen, timeout_s: float = 3
         time.sleep(0.1)
 
 
+class EsServer:
+    """One noida-db process on a free loopback port, data in ``workdir``."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        binary = noida_binary()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.workdir / "server.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [
+                str(binary), "start", "--only", "elasticsearch", "--elasticsearch-port", str(self.port),
+                "--host", "127.0.0.1", "--data-dir", str(self.workdir / "data"),
+            ],  # fmt: skip
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for_port(self.port, self.proc)
+            _wait_until_answering(self.url, self.proc)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
 @pytest.fixture(scope="session")
 def es_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``http://127.0.0.1:PORT`` of a running Elasticsearch-API server."""
-    binary = noida_binary()
-    data_dir = tmp_path_factory.mktemp("noida-db")
-    port = free_port()
-    log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - closed after the server stops
-    proc = subprocess.Popen(
-        [
-            str(binary), "start", "--only", "elasticsearch", "--elasticsearch-port", str(port),
-            "--host", "127.0.0.1", "--data-dir", str(data_dir / "data"),
-        ],  # fmt: skip
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    server = EsServer(tmp_path_factory.mktemp("noida-db"))
+    server.start()
     try:
-        wait_for_port(port, proc)
-        url = f"http://127.0.0.1:{port}"
-        _wait_until_answering(url, proc)
-        yield url
+        yield server.url
     finally:
-        stop_process(proc)
-        log.close()
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,110 @@
+"""A cluster of Tansuo services, each its own process (``python -m services.cli.main``),
+on real servers: what the cluster end-to-end tests and ``bench/cluster_parity.py`` run.
+
+Kept out of the test modules so that the benchmark starts services exactly as the
+tests do, from one definition.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.servers.net import free_port, stop_process, wait_for_port
+
+DELAY = 0.05  # seconds between two requests to one host
+
+
+@dataclass
+class Cluster:
+    env: dict[str, str]
+    logs: Path
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def start(self, name: str, *command: str, wait: bool = True) -> None:
+        port = free_port()
+        # The api serves users on its own port and /metrics, /livez, /readyz on the health port.
+        env = {**self.env, "TANSUO_HEALTH_PORT": str(port), "TANSUO_API_PORT": str(free_port())}
+        log = open(self.logs / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "services.cli.main", *command], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        self.procs[name].health_port = port  # type: ignore[attr-defined]
+        if wait:
+            wait_for_port(port, self.procs[name], timeout_s=60)
+
+    def ready(self, name: str, timeout_s: float = 60) -> None:
+        port = self.procs[name].health_port  # type: ignore[attr-defined]
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"{name} not ready: {self.log(name)[-2000:]}")
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def own_logs(self, lines: int = 15) -> str:
+        """The last lines each service logged itself (client libraries' lines left out),
+        for a failure message that says where a crawl got stuck."""
+        parts = []
+        for name in self.procs:
+            own = [line[:300] for line in self.log(name).splitlines() if '"logger": "kafka' not in line]
+            parts.append(f"--- {name} ---\n" + "\n".join(own[-lines:]))
+        return "\n".join(parts)
+
+    def freeze(self) -> None:
+        """SIGSTOP every service: nothing is sent until ``thaw``."""
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        """SIGTERM to every service at once, then wait for each to drain."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs.values():
+            stop_process(proc, timeout_s=20)
+
+
+def cluster_env(tmp: Path, redis_server, kafka_broker, s3_endpoint, es_url: str) -> dict[str, str]:
+    """The environment of every service of one cluster: its own prefix, topic prefix,
+    bucket and index alias on shared servers, and short timings so that a test (or a
+    benchmark) sees a killed crawler's leases and a ranker run within seconds."""
+    run = uuid.uuid4().hex[:8]
+    return {
+        **os.environ,
+        "TANSUO_DATA_DIR": str(tmp / "data"),
+        "TANSUO_BUS": f"kafka://{kafka_broker.bootstrap}?prefix=e2e{run}.",
+        "TANSUO_STATE": f"{redis_server.url}?prefix=e2e{run}",
+        "TANSUO_STORE": s3_endpoint.url(f"e2e{run}"),
+        "TANSUO_INDEX": f"{es_url.replace('http://', 'elasticsearch://')}/e2e{run}",
+        "TANSUO_INDEX_REPLICAS": "0",
+        "TANSUO_BUS_SESSION_TIMEOUT_MS": "6000",
+        "TANSUO_BUS_HEARTBEAT_INTERVAL_MS": "1000",
+        "TANSUO_BUS_FETCH_MAX_WAIT_MS": "50",  # Tansu holds every empty fetch this long
+        "TANSUO_BUS_PARTITIONS": "4",
+        "TANSUO_FRONTIER_HOST_DELAY_S": str(DELAY),
+        "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "30",
+        "TANSUO_CRAWLER_ALLOW_PRIVATE_NETWORKS": "true",
+        "TANSUO_RANKER_INTERVAL_S": "2",
+        "TANSUO_INDEXER_COMMIT_INTERVAL_S": "0.5",
+        "TANSUO_API_TOKEN": "e2e-token",
+        "TANSUO_LOG_FORMAT": "json",
+    }
