@@ -1,5 +1,5 @@
 """A one-pass `tansuo crawl` of the hostile site (tests/hostile_site.py) with default
-limits finishes by itself, never fetches what robots.txt (reached through two
+limits finishes by itself (and the cluster's crawl of it ends with the same index), never fetches what robots.txt (reached through two
 redirects) disallows, never leaves the seed's port, indexes every well-formed page
 with the right text and nothing that is not a page, and caps what must be capped."""
 
@@ -213,3 +213,78 @@ def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:
         running.shutdown()
     assert dialogs == []
     assert any("<script>alert('title')</script>" in t for t in titles["标题"]), titles
+
+
+# --- the same hostile crawl by the cluster ---------------------------------------------
+
+
+def _by_role(site, urls_titles: dict[str, str]) -> dict[str, str]:  # noqa: ANN001
+    """URL → title with each host of the site named by its role, so that two runs of
+    the site on other ports compare."""
+    roles = {site.base: "main", site.slow_host_base: "slow", site.other_port_base: "other"}
+    roles |= {base: f"robots-{trouble}" for trouble, base in site.robots_trouble_bases.items()}
+    out = {}
+    for url, title in urls_titles.items():
+        base = next(b for b in roles if url.startswith(b + "/"))
+        out[roles[base] + url[len(base) :]] = title
+    return out
+
+
+def _titles(index) -> dict[str, str]:  # noqa: ANN001
+    return {url: index.get(url).title for url in index.urls()}
+
+
+@pytest.mark.integration
+def test_the_cluster_crawl_of_the_hostile_site_ends_with_the_same_index(
+    crawled, tmp_path, redis_server, kafka_broker, s3_endpoint, es_url  # noqa: ANN001
+) -> None:
+    from tests.cluster import Cluster, cluster_env
+
+    from .test_cluster_crawl import _frontier, _index
+
+    embedded_site, data, _ = crawled
+    expected = _by_role(embedded_site, _titles(_index_of(data)))
+    assert len(expected) >= len(WELL_FORMED) + 2  # the site's pages, the junk-robots host's two
+    env = cluster_env(tmp_path, redis_server, kafka_broker, s3_endpoint, es_url)
+    env |= {"TANSUO_CRAWLER_TIMEOUT_S": "5", "TANSUO_FRONTIER_HOST_DELAY_S": "0"}
+    cluster = Cluster(env, tmp_path)
+    with RunningHostileSite() as site:
+        try:
+            for name in ("scheduler", "crawler0", "crawler1", "indexer"):
+                cluster.start(name, name.rstrip("01"), wait=False)
+            for name in cluster.procs:
+                cluster.ready(name)
+            seeds = [site.base + "/", site.slow_host_base + "/", *[b + "/" for b in site.robots_trouble_bases.values()]]
+            subprocess.run([sys.executable, "-m", "services.cli.main", "seed", *seeds], env=env, check=True,
+                           capture_output=True, timeout=60)  # fmt: skip
+            got = _by_role(site, _settled_titles(cluster, _frontier(env), lambda: _index(env), len(expected)))
+        finally:
+            cluster.stop()
+    assert got == expected
+
+
+def _index_of(data: Path):  # noqa: ANN202
+    return build_search_index(Settings(data_dir=data), read_only=True)
+
+
+def _settled_titles(cluster, frontier, open_index, expected: int, timeout_s: float = 300) -> dict[str, str]:  # noqa: ANN001
+    """The cluster index's URL → title once the frontier is idle and the index has held
+    still for five seconds."""
+    import time
+
+    deadline, last, stable = time.monotonic() + timeout_s, None, 0
+    while time.monotonic() < deadline:
+        for name, proc in cluster.procs.items():
+            assert proc.poll() is None, f"{name} died: {cluster.log(name)[-3000:]}"
+        counts = frontier.counts(time.time())
+        try:
+            titles = _titles(open_index())
+        except Exception:  # noqa: BLE001 - no index before the first page
+            titles = {}
+        idle = counts.queued == 0 and counts.leased == 0 and len(titles) >= expected
+        stable = stable + 1 if idle and titles == last else 0
+        if stable >= 5:
+            return titles
+        last = titles
+        time.sleep(1.0)
+    raise AssertionError(f"the cluster crawl did not settle: {len(last or {})} of {expected} documents\n{cluster.own_logs()}")
