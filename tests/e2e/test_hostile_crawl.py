@@ -1,7 +1,8 @@
 """A one-pass `tansuo crawl` of the hostile site (tests/hostile_site.py) with default
-limits finishes by itself (and the cluster's crawl of it ends with the same index), never fetches what robots.txt (reached through two
+limits finishes by itself, never fetches what robots.txt (reached through two
 redirects) disallows, never leaves the seed's port, indexes every well-formed page
-with the right text and nothing that is not a page, and caps what must be capped."""
+with the right text and nothing that is not a page, and caps what must be capped;
+the cluster's crawl of the same site ends with the same index."""
 
 from __future__ import annotations
 
