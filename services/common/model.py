@@ -120,7 +120,9 @@ class LinkBatch(WireMessage):
     source: str
     depth: int  # depth of the source page; links get depth + 1
     links: list[Outlink] = field(default_factory=list)
-    kind: str = "page"  # "sitemap": entries of a sitemap, not a page's outlinks (no graph edges)
+    # "sitemap": entries of a sitemap, not a page's outlinks (no graph edges); "redirect": a
+    # 3xx's one link to its Location, for the link graph (the scheduler admits it from the event)
+    kind: str = "page"
     sitemaps: list[str] = field(default_factory=list)  # child sitemaps of a sitemap index
 
     @classmethod

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urljoin
 
-from services.common.model import FetchJob, LinkBatch, PageEvent, StoredPage, url_fingerprint
+from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, StoredPage, url_fingerprint
 from services.common.ports import Message
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
@@ -69,6 +69,9 @@ def outcome_from_response(
         event = replace(event, content_hash=digest)
     elif job.kind == "page" and 200 <= status < 300:
         event, links = _html_fields(job, event, lower, body, max_body_chars, caps)
+    elif job.kind == "page" and event.redirect_to:
+        # For the link graph: links to this URL count for its target (services/ranker).
+        links = LinkBatch(source=job.url, depth=job.depth, links=[Outlink(event.redirect_to)], kind="redirect")
     page = None
     if body:
         page = StoredPage(job.url, status, dict(headers), fetched_at, body, event.content_hash)

@@ -33,7 +33,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from services.common.metrics import (
@@ -102,6 +102,54 @@ class RankerStats:
     dirty: bool  # the graph changed since the last recompute began
     written: int  # documents whose link fields were written (runs and announcements)
     waiting: int  # documents announced as indexed that no run has ranked yet
+
+
+# The anchor of a redirect's link in the graph: this, then the redirecting URL. A
+# private-use character, which page text never yields as an anchor (clean_anchor).
+REDIRECT_MARK = "\ue001redirect "
+MAX_REDIRECT_HOPS = 5
+
+
+def redirect_aliases(anchors: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Redirecting URL → the page it finally leads to. Links to a redirecting URL
+    (http:// to an https:// site, /dir to /dir/) count for that page: its inbound
+    PageRank and its anchor text, as search engines treat a redirect as another name
+    of its target. Chains are followed up to 5 hops, as crawlers follow them; a loop
+    leads nowhere and aliases nothing."""
+    step = {t[len(REDIRECT_MARK) :]: target for target, texts in anchors.items() for t in texts
+            if t.startswith(REDIRECT_MARK)}  # fmt: skip
+    out = {}
+    for source, target in step.items():
+        for _ in range(MAX_REDIRECT_HOPS):
+            if target not in step:
+                break
+            target = step[target]
+        if target not in step and target != source:
+            out[source] = target
+    return out
+
+
+def resolve_edges(edges: Iterable[tuple[str, str]], aliases: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Edges between pages: targets through their redirects, redirects' own links and
+    the self-links that resolving makes left out."""
+    out = set()
+    for source, target in edges:
+        if source in aliases:
+            continue
+        target = aliases.get(target, target)
+        if target != source:
+            out.add((source, target))
+    return sorted(out)
+
+
+def resolve_anchors(anchors: Mapping[str, Sequence[str]], aliases: Mapping[str, str]) -> dict[str, list[str]]:
+    """Anchor texts by the page they lead to; the redirects' own marks left out."""
+    out: dict[str, list[str]] = {}
+    for target, texts in anchors.items():
+        kept = [t for t in texts if not t.startswith(REDIRECT_MARK)]
+        if kept:
+            out.setdefault(aliases.get(target, target), []).extend(kept)
+    return out
 
 
 def clean_anchor(text: str) -> str:
@@ -251,6 +299,9 @@ class Ranker:
             with self._lock:
                 self._bad += 1
             return
+        if batch.kind == "redirect":
+            self._store_redirect(source, batch)
+            return
         if batch.kind != "page":
             return  # a sitemap lists pages; it does not link to them
         links: list[tuple[str, str]] = []
@@ -272,6 +323,21 @@ class Ranker:
             self._batches += 1
             self._links += len(links)
             self._dropped += dropped
+            self._dirty = self._dirty or changed
+            if changed:
+                self._last_change = time.monotonic()
+
+    def _store_redirect(self, source: str, batch: LinkBatch) -> None:
+        """A redirect is the graph's one link from its URL to the target, its anchor
+        naming the redirecting URL (the LinkGraph port keeps anchors by target), so that
+        a run can treat the URL as another name of the target (see ``redirect_aliases``)."""
+        try:
+            target = canonicalize(batch.links[0].url)
+        except (BadUrl, AttributeError, IndexError):
+            return
+        changed = target != source and self._graph.set_outlinks(source, [(target, REDIRECT_MARK + source)])
+        with self._lock:
+            self._batches += 1
             self._dirty = self._dirty or changed
             if changed:
                 self._last_change = time.monotonic()
@@ -314,15 +380,17 @@ class Ranker:
                 raise
 
     def _rank(self, started: float) -> RankRun:
-        nodes = self._graph.nodes()
+        anchors = self._graph.anchors()
+        aliases = redirect_aliases(anchors)
+        nodes = [url for url in self._graph.nodes() if url not in aliases]
         result = compute_pagerank(
             nodes,
-            self._graph.edges(),
+            resolve_edges(self._graph.edges(), aliases),
             damping=self._cfg.ranker_damping,
             tol=self._cfg.ranker_tolerance,
             max_iter=self._cfg.ranker_max_iterations,
         )
-        anchors = self._graph.anchors()
+        anchors = resolve_anchors(anchors, aliases)
         n = len(result.scores)
         fields: dict[str, LinkFields] = {}
         tokens_cache: dict[str, str] = {}

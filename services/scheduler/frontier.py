@@ -88,6 +88,8 @@ class Frontier:
         """Admit a page's outlinks, or a sitemap's entries; returns how many were new."""
         if batch.kind == "sitemap":
             return self._offer_sitemap(batch)
+        if batch.kind == "redirect":
+            return 0  # for the link graph: the target was admitted from the page event, as a hop
         depth = batch.depth + 1
         if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
             self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))

@@ -442,3 +442,40 @@ def test_early_runs_keep_to_a_tenth_of_the_rankers_time(
     drain(ranker)
     time.sleep(0.05)
     assert ranker.stats().waiting == 1 and not ranker.recompute_due()  # a 60 s run began moments ago
+
+
+def publish_redirect(bus: SqliteBus, source: str, target: str) -> None:
+    batch = LinkBatch(source=source, depth=0, links=[Outlink(target)], kind="redirect")
+    bus.publish(TOPIC_LINKS, batch.to_bytes(), key="docs.example.cn")
+
+
+def test_links_to_a_redirect_count_for_its_target(ranker: Ranker, bus: SqliteBus, index: RecordingIndex) -> None:
+    # The site links to http://…/install.html, which redirects (twice) to the https page:
+    # the https page gets the inbound links' PageRank and anchor text, as a page
+    # linked directly would; the redirecting URLs are no pages of their own.
+    https_install = "https://docs.example.cn/install.html"
+    publish(bus, HOME, (INSTALL, "安装手册"), (FAQ, "常见问题"))
+    publish(bus, FAQ, (HOME, "首页"), (INSTALL, "安装"))
+    publish_redirect(bus, INSTALL, f"{SITE}/install/")
+    publish_redirect(bus, f"{SITE}/install/", https_install)
+    publish(bus, https_install, (HOME, "首页"))
+    drain(ranker)
+    ranker.recompute()
+    assert set(index.fields) == {HOME, FAQ, https_install}
+    expected = nx.pagerank(
+        nx.DiGraph([(HOME, https_install), (HOME, FAQ), (FAQ, HOME), (FAQ, https_install), (https_install, HOME)]),
+        alpha=0.85, tol=1e-12,
+    )  # fmt: skip
+    for url, fields in index.fields.items():
+        assert fields.pagerank == pytest.approx(expected[url], abs=1e-6)
+    assert set(index.fields[https_install].anchors.split(" | ")) == {"安装手册", "安装"}
+
+
+def test_a_redirect_loop_aliases_nothing(ranker: Ranker, bus: SqliteBus, index: RecordingIndex) -> None:
+    publish(bus, HOME, (INSTALL, "安装手册"))
+    publish_redirect(bus, INSTALL, FAQ)
+    publish_redirect(bus, FAQ, INSTALL)
+    drain(ranker)
+    ranker.recompute()
+    assert HOME in index.fields
+    assert not any(t.startswith("\ue001") for f in index.fields.values() for t in f.anchors.split(" | "))

@@ -19,7 +19,10 @@ def respond(status: int, headers: dict[str, str], body: bytes = b"", job: FetchJ
 def test_redirect_location_is_made_absolute_and_nothing_is_parsed() -> None:
     outcome = respond(302, {"Location": "../b?x=1"})
     assert outcome.event.redirect_to == "https://example.cn/b?x=1"
-    assert outcome.links is None and outcome.page is None and outcome.event.store_key == ""
+    assert outcome.page is None and outcome.event.store_key == ""
+    # One link, for the link graph: links to this URL count for its target.
+    assert outcome.links is not None and outcome.links.kind == "redirect"
+    assert [link.url for link in outcome.links.links] == ["https://example.cn/b?x=1"]
 
 
 def test_retry_after_is_copied_only_for_429_and_503() -> None:

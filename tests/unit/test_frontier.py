@@ -388,3 +388,11 @@ def test_retry_after_accepts_seconds_and_http_dates(value):
 
     now = parsedate_to_datetime("Wed, 21 Oct 2026 07:26:00 GMT").timestamp()
     assert retry_after_until(value, now) == pytest.approx(now + 120)
+
+
+def test_a_redirects_link_batch_admits_nothing(state):
+    # The target comes in from the page event, as a hop; the batch is the link graph's.
+    f = make_frontier(state, Clock(1_000_000.0))
+    batch = LinkBatch(source=f"{SITE}/old", depth=0, links=[Outlink(f"{SITE}/new")], kind="redirect")
+    assert f.offer_links(batch) == 0
+    assert f.offer_links(links(f"{SITE}/old", f"{SITE}/new")) == 1
