@@ -124,6 +124,9 @@ class LinkBatch(WireMessage):
     # 3xx's one link to its Location, for the link graph (the scheduler admits it from the event)
     kind: str = "page"
     sitemaps: list[str] = field(default_factory=list)  # child sitemaps of a sitemap index
+    # The URL the page is indexed under when not its own (rel=canonical on its site):
+    # the link graph counts links to ``source`` for it.
+    canonical: str = ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LinkBatch":
@@ -134,6 +137,7 @@ class LinkBatch(WireMessage):
             links=links,
             kind=str(data.get("kind", "page")),
             sitemaps=list(data.get("sitemaps", [])),
+            canonical=str(data.get("canonical", "")),
         )
 
 

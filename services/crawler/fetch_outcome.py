@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urljoin
 
+from services.common.document_url import document_url
 from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, StoredPage, url_fingerprint
 from services.common.ports import Message
 from services.crawler.charset import decode_html
@@ -126,7 +127,9 @@ def _html_fields(
     if hits:
         event = replace(event, limits=[*event.limits, *hits])
     # Published even when empty: the ranker learns from it that the page is a graph node.
-    return event, LinkBatch(source=job.url, depth=job.depth, links=links)
+    indexed_as = document_url(job.url, event.canonical)
+    return event, LinkBatch(source=job.url, depth=job.depth, links=links,
+                            canonical=indexed_as if indexed_as != job.url else "")  # fmt: skip
 
 
 def mime_type(content_type: str) -> str:

@@ -4,26 +4,15 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from services.common.document_url import document_url, site_of
 from services.common.model import IndexDoc, PageEvent
 from services.common.analysis import analyze
 from services.common.minhash import signature
 
 
 def doc_url(event: PageEvent) -> str:
-    """The URL a page is indexed under: its rel=canonical, so that the variants of a
-    page collapse into one document, but only a canonical on the page's own host.
-
-    A page may name any URL as canonical; honouring another host's would let one site
-    overwrite another's document (and file it under a site that was never crawled).
-    """
-    if event.canonical and site_of(event.canonical) == site_of(event.url):
-        return event.canonical
-    return event.url
-
-
-def site_of(url: str) -> str:
-    """Host of a URL, lower-case, port kept (two ports are two sites)."""
-    return urlsplit(url).netloc.lower()
+    """The URL a page is indexed under (services/common/document_url.py)."""
+    return document_url(event.url, event.canonical)
 
 
 def build_document(event: PageEvent) -> IndexDoc:

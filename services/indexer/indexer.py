@@ -25,7 +25,8 @@ from services.common.model import (
 from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
 from services.common.url_canonical import canonical_preference
-from services.indexer.document_builder import build_document, doc_url, site_of
+from services.common.document_url import site_of
+from services.indexer.document_builder import build_document, doc_url
 
 log = logging.getLogger(__name__)
 

@@ -104,20 +104,21 @@ class RankerStats:
     waiting: int  # documents announced as indexed that no run has ranked yet
 
 
-# The anchor of a redirect's link in the graph: this, then the redirecting URL. A
-# private-use character, which page text never yields as an anchor (clean_anchor).
-REDIRECT_MARK = "\ue001redirect "
+# The anchor of an alias's link in the graph (a redirect to its target, a canonical
+# variant to its canonical URL): this, then the alias. A private-use character, which
+# page text never yields as an anchor (clean_anchor).
+ALIAS_MARK = "\ue001redirect "
 MAX_REDIRECT_HOPS = 5
 
 
-def redirect_aliases(anchors: Mapping[str, Sequence[str]]) -> dict[str, str]:
-    """Redirecting URL → the page it finally leads to. Links to a redirecting URL
-    (http:// to an https:// site, /dir to /dir/) count for that page: its inbound
-    PageRank and its anchor text, as search engines treat a redirect as another name
-    of its target. Chains are followed up to 5 hops, as crawlers follow them; a loop
-    leads nowhere and aliases nothing."""
-    step = {t[len(REDIRECT_MARK) :]: target for target, texts in anchors.items() for t in texts
-            if t.startswith(REDIRECT_MARK)}  # fmt: skip
+def url_aliases(anchors: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Alias URL → the page it finally names: a redirect's target, a canonical
+    variant's canonical URL. Links to an alias (http:// on an https:// site, /dir for
+    /dir/, ?print=1 for the page) count for that page: its inbound PageRank and its
+    anchor text, as search engines treat both as other names of one page. Chains are
+    followed up to 5 hops, as crawlers follow redirects; a loop aliases nothing."""
+    step = {t[len(ALIAS_MARK) :]: target for target, texts in anchors.items() for t in texts
+            if t.startswith(ALIAS_MARK)}  # fmt: skip
     out = {}
     for source, target in step.items():
         for _ in range(MAX_REDIRECT_HOPS):
@@ -130,13 +131,12 @@ def redirect_aliases(anchors: Mapping[str, Sequence[str]]) -> dict[str, str]:
 
 
 def resolve_edges(edges: Iterable[tuple[str, str]], aliases: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Edges between pages: targets through their redirects, redirects' own links and
-    the self-links that resolving makes left out."""
+    """Edges between pages, both ends through their aliases: a canonical variant's
+    links are its page's; a redirect's one link, resolved, links the page to itself,
+    and self-links are left out."""
     out = set()
     for source, target in edges:
-        if source in aliases:
-            continue
-        target = aliases.get(target, target)
+        source, target = aliases.get(source, source), aliases.get(target, target)
         if target != source:
             out.add((source, target))
     return sorted(out)
@@ -146,7 +146,7 @@ def resolve_anchors(anchors: Mapping[str, Sequence[str]], aliases: Mapping[str, 
     """Anchor texts by the page they lead to; the redirects' own marks left out."""
     out: dict[str, list[str]] = {}
     for target, texts in anchors.items():
-        kept = [t for t in texts if not t.startswith(REDIRECT_MARK)]
+        kept = [t for t in texts if not t.startswith(ALIAS_MARK)]
         if kept:
             out.setdefault(aliases.get(target, target), []).extend(kept)
     return out
@@ -318,6 +318,7 @@ class Ranker:
                 dropped += 1
                 continue
             links.append((target, clean_anchor(link.anchor)))
+        links += self._canonical_link(source, batch.canonical)
         changed = self._graph.set_outlinks(source, links)
         with self._lock:
             self._batches += 1
@@ -327,15 +328,25 @@ class Ranker:
             if changed:
                 self._last_change = time.monotonic()
 
+    @staticmethod
+    def _canonical_link(source: str, canonical: str) -> list[tuple[str, str]]:
+        """A page indexed under its rel=canonical is that URL's other name, as a
+        redirect is its target's: one more link, marked as a redirect's."""
+        try:
+            target = canonicalize(canonical) if canonical else source
+        except BadUrl:
+            return []
+        return [(target, ALIAS_MARK + source)] if target != source else []
+
     def _store_redirect(self, source: str, batch: LinkBatch) -> None:
         """A redirect is the graph's one link from its URL to the target, its anchor
         naming the redirecting URL (the LinkGraph port keeps anchors by target), so that
-        a run can treat the URL as another name of the target (see ``redirect_aliases``)."""
+        a run can treat the URL as another name of the target (see ``url_aliases``)."""
         try:
             target = canonicalize(batch.links[0].url)
         except (BadUrl, AttributeError, IndexError):
             return
-        changed = target != source and self._graph.set_outlinks(source, [(target, REDIRECT_MARK + source)])
+        changed = target != source and self._graph.set_outlinks(source, [(target, ALIAS_MARK + source)])
         with self._lock:
             self._batches += 1
             self._dirty = self._dirty or changed
@@ -381,8 +392,8 @@ class Ranker:
 
     def _rank(self, started: float) -> RankRun:
         anchors = self._graph.anchors()
-        aliases = redirect_aliases(anchors)
-        nodes = [url for url in self._graph.nodes() if url not in aliases]
+        aliases = url_aliases(anchors)
+        nodes = sorted({aliases.get(url, url) for url in self._graph.nodes()})
         result = compute_pagerank(
             nodes,
             resolve_edges(self._graph.edges(), aliases),

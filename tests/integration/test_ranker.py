@@ -479,3 +479,23 @@ def test_a_redirect_loop_aliases_nothing(ranker: Ranker, bus: SqliteBus, index: 
     ranker.recompute()
     assert HOME in index.fields
     assert not any(t.startswith("\ue001") for f in index.fields.values() for t in f.anchors.split(" | "))
+
+
+def test_a_canonical_variant_is_its_pages_other_name(ranker: Ranker, bus: SqliteBus, index: RecordingIndex) -> None:
+    # install.html?print=1 names install.html as canonical: the indexer files it there,
+    # so links to the variant, and the variant's own links, are install.html's.
+    variant = INSTALL + "?print=1"
+    publish(bus, HOME, (variant, "打印版"), (FAQ, "常见问题"))
+    publish(bus, FAQ, (INSTALL, "安装"))
+    batch = LinkBatch(source=variant, depth=1, links=[Outlink(APT, "APT 指南")], canonical=INSTALL)
+    bus.publish(TOPIC_LINKS, batch.to_bytes(), key="docs.example.cn")
+    publish(bus, APT, (HOME, "首页"))
+    drain(ranker)
+    ranker.recompute()
+    assert set(index.fields) == {HOME, FAQ, INSTALL, APT}
+    assert set(index.fields[INSTALL].anchors.split(" | ")) == {"打印版", "安装"}
+    expected = nx.pagerank(
+        nx.DiGraph([(HOME, INSTALL), (HOME, FAQ), (FAQ, INSTALL), (INSTALL, APT), (APT, HOME)]), alpha=0.85, tol=1e-12
+    )
+    for url, fields in index.fields.items():
+        assert fields.pagerank == pytest.approx(expected[url], abs=1e-6)

@@ -135,3 +135,11 @@ def test_a_body_larger_than_one_message_is_cut_to_fit() -> None:
                                     max_body_chars=1_000_000, caps=OutcomeCaps(message_bytes=1024 * 1024))
     assert len(outcome.event.to_bytes()) <= 1024 * 1024 and "message_size" in outcome.event.limits
     assert outcome.event.body.startswith("字" * 1000) and outcome.event.title == "t"
+
+
+def test_a_page_indexed_under_its_canonical_says_so_to_the_link_graph() -> None:
+    page = b'<html><head><link rel="canonical" href="/a/main"><title>t</title></head><body><p>x</p></body></html>'
+    outcome = respond(200, {"Content-Type": "text/html; charset=utf-8"}, page)
+    assert outcome.links is not None and outcome.links.canonical == "https://example.cn/a/main"
+    elsewhere = page.replace(b'href="/a/main"', b'href="https://other.cn/a"')
+    assert respond(200, {"Content-Type": "text/html; charset=utf-8"}, elsewhere).links.canonical == ""  # not its site
