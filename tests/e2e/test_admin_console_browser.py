@@ -10,7 +10,6 @@ no font has (the Private Use Area); with one, they differ.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from services.api.app import create_app
 from services.api.main import RunningServer, serve
 from services.common.bootstrap import build_frontier_state, build_search_index
 from services.common.settings import Settings
-from tests.e2e.test_web_ui_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.e2e.chromium import headless_chromium
 from tests.integration.test_api_host_actions import A, B, crawl_two_alike_hosts
 
 pytestmark = pytest.mark.browser
@@ -50,14 +49,8 @@ def server(cfg: Settings) -> Iterator[RunningServer]:
 
 @pytest.fixture(scope="module")
 def browser(server: RunningServer) -> Iterator[object]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run browser tests")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with headless_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

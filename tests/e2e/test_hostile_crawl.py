@@ -184,24 +184,18 @@ def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:  # noq
 
 @pytest.mark.browser
 def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:  # noqa: ANN001
-    import os
     import urllib.parse
 
     from services.api.app import create_app
     from services.api.main import serve
-    from tests.e2e.test_web_ui_browser import CHROMIUM, CHROMIUM_ARGS
-
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing")
-    from playwright.sync_api import sync_playwright
+    from tests.e2e.chromium import headless_chromium
 
     _, data, _ = crawled
     running = serve(create_app(Settings(data_dir=data)), "127.0.0.1", 0)  # read-only, as `tansuo serve`
     dialogs: list[str] = []
     titles: dict[str, list[str]] = {}
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        with headless_chromium() as browser:
             page = browser.new_page()
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             for query in ("标题", "正文内容", "alert", "script"):
@@ -209,7 +203,6 @@ def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:
                 page.wait_for_load_state("load")
                 titles[query] = page.locator("li.result .result-title").all_inner_texts()
                 page.wait_for_timeout(300)  # let any injected handler (onerror) fire
-            browser.close()
     finally:
         running.shutdown()
     assert dialogs == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -12,18 +11,11 @@ from services.api.main import RunningServer, serve
 from services.common.adapters.search_index_tantivy import TantivySearchIndex
 from services.common.settings import Settings
 from services.indexer.document_builder import build_document
+from tests.e2e.chromium import headless_chromium
 from tests.page_events import page_event
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 SUBJECTS = ["无线网络", "软件包", "防火墙", "文件系统", "内核模块", "打印服务"]
 
 
@@ -50,16 +42,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 @pytest.fixture(scope="module")
 def page(server: RunningServer) -> Iterator[object]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package to run browser tests")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with headless_chromium() as browser:
         context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
         yield context.new_page()
         context.close()
-        browser.close()
 
 
 def test_a_query_typed_into_the_box_shows_highlighted_results_and_pages(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
