@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bench import load_report
 from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
+from bench.crawl_profile import extract_block
 from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
@@ -48,6 +49,7 @@ comparing absolute figures with anything.
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
 .venv/bin/python -m bench.load_bench --write --compare --profile /tmp/search.prof
                                         # the API under load (about 15 minutes): its own section, last
+.venv/bin/python -m bench.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
 ```
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
@@ -97,9 +99,12 @@ and docs/s, and *slower* for latencies.
 """
 
 
-def render(results: BenchResults) -> str:
-    parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results),
-             _index(results.index), _search(results.search)]
+def render(results: BenchResults, crawl_profile: str = "") -> str:
+    """``crawl_profile``: the block bench/crawl_profile.py's run left, put after the crawl."""
+    parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results)]
+    if crawl_profile:
+        parts.append(crawl_profile)
+    parts += [_index(results.index), _search(results.search)]
     if results.scale is not None:
         parts.append(scale(results.scale))
     if results.frontier is not None:
@@ -129,8 +134,9 @@ def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     # The load benchmark's block (bench/load_report.py) comes from its own run: kept.
-    kept = load_report.extract(path.read_text(encoding="utf-8")) if path.exists() else ""
-    tmp.write_text(render(results) + ("\n" + kept if kept else ""), encoding="utf-8")
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    kept = load_report.extract(old)
+    tmp.write_text(render(results, extract_block(old)) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole
 
 
