@@ -91,13 +91,15 @@ def crawl_cmd(url: str, data: str) -> list[str]:
             "--delay", "0", "--allow-private-networks", "--no-progress"]
 
 
-def measure(server: SiteServer, prefix: list[str] | None = None, env: dict[str, str] | None = None) -> CrawlCpu:
-    """One crawl from a fresh data directory; ``prefix`` wraps the command (py-spy)."""
+def measure(server: SiteServer, prefix: list[str] | None = None, env: dict[str, str] | None = None,
+            cwd: Path = REPO) -> CrawlCpu:
+    """One crawl from a fresh data directory; ``prefix`` wraps the command (py-spy);
+    ``cwd`` holds the ``services`` package that runs (bench/ab_compare.py's old code)."""
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")} | (env or {})
     with tempfile.TemporaryDirectory(prefix="tansuo-profile-crawl-") as data:
         server.clear_requests()
         started = time.perf_counter()
-        proc = subprocess.Popen([*(prefix or []), *crawl_cmd(server.url, data)], cwd=REPO, env=child_env,
+        proc = subprocess.Popen([*(prefix or []), *crawl_cmd(server.url, data)], cwd=cwd, env=child_env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started

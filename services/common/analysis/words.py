@@ -105,6 +105,8 @@ def _han_subwords(word: str, freq: _Dictionary) -> Iterator[str]:
 
 def _word_subwords(word: str) -> Iterator[str]:
     """Parts of a joined Latin word, and their joined sub-runs when there are few."""
+    if "." not in word and "-" not in word and "_" not in word:
+        return  # one part ("c++" too): most words, and a regex scan saved for each
     parts = [(m.start(), m.end()) for m in _WORD_PARTS.finditer(word)]
     if len(parts) < 2:
         return
@@ -144,21 +146,33 @@ def segment_with_subwords(text: str) -> tuple[list[str], list[str]]:
 
 def words_and_subwords_of_folded(text: str) -> tuple[list[str], list[str]]:
     """``segment_with_subwords`` of text that is already folded."""
-    freq = _freq()
     tokens: list[str] = []
     extras: list[str] = []
     for m in RUNS.finditer(text):
         if m.lastgroup == "han":
-            for w in _han_words(m.group()):
-                if len(w) <= MAX_TOKEN_CHARS:
-                    tokens.append(w)
-                    extras.extend(_han_subwords(w, freq))
+            add_han_run(m.group(), tokens, extras)
         else:
-            word = m.group().casefold()
-            if len(word) <= MAX_TOKEN_CHARS:
-                tokens.append(word)
-                extras.extend(_word_subwords(word))
+            add_word_run(m.group(), tokens, extras)
     return tokens, extras
+
+
+def add_han_run(run: str, tokens: list[str], extras: list[str]) -> None:
+    """Append the words and sub-words of one folded Han run of ``RUNS``: the rule
+    ``words_and_subwords_of_folded`` and the one-pass analysis (``streams.py``) share."""
+    freq = _freq()
+    for w in _han_words(run):
+        if len(w) <= MAX_TOKEN_CHARS:
+            tokens.append(w)
+            if len(w) > 2:
+                extras.extend(_han_subwords(w, freq))
+
+
+def add_word_run(run: str, tokens: list[str], extras: list[str]) -> None:
+    """Append the word and sub-words of one folded non-Han run of ``RUNS``."""
+    word = run.casefold()
+    if len(word) <= MAX_TOKEN_CHARS:
+        tokens.append(word)
+        extras.extend(_word_subwords(word))
 
 
 def segment(text: str) -> list[str]:
