@@ -2,13 +2,18 @@
 
 A change meant to make a page cheaper is measured here against the revision before
 it: ``services/`` of that revision is exported with ``git archive`` into a temporary
-directory, and each measurement runs in a fresh subprocess whose ``services`` package
-is either that copy or this checkout, alternating round by round so that neither side
-always runs on a quieter machine. Both sides use this checkout's ``bench/``.
+directory, and each side runs in its own subprocess whose ``services`` package is
+either that copy or this checkout. Both sides use this checkout's ``bench/``.
+``build`` and ``extract`` keep one process per side and run every batch of ten pages
+on both, back to back, alternating which goes first, so that the two sides share
+whatever else the machine is doing; ``crawl`` alternates whole crawls.
 
     .venv/bin/python -m bench.ab_compare build --base HEAD~1      # build_document per page
     .venv/bin/python -m bench.ab_compare extract --base HEAD~1    # extract per page
     .venv/bin/python -m bench.ab_compare crawl --base HEAD~1      # a whole crawl's CPU per page
+
+Medians and the fastest rounds are both reported: on a machine shared with other work
+the fastest round of each side is the one least disturbed.
 
 ``build`` and ``extract`` time the demo site's pages (``bench/corpus.py``) repeated
 ``--copies`` times, with ``time.process_time`` (the CPU of the process), after one
@@ -33,7 +38,10 @@ from services.cli.demo_site import build_demo_site, default_cache
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Runs in the child, with the side's tree first on sys.path: prints ms of CPU per page.
+# Runs in the child, with the side's tree first on sys.path. It reads batch numbers from
+# stdin and answers each with the CPU ms that batch took, so that the parent can
+# alternate the two sides every few dozen milliseconds: a burst of other work on the
+# machine then falls on both sides alike.
 _CHILD = r"""
 import json, sys, time
 sys.path.append({repo!r})
@@ -44,7 +52,7 @@ from services.crawler.extract import extract
 from services.indexer.document_builder import build_document
 import services
 assert services.__file__.startswith({tree!r}), services.__file__
-kind, site, copies = {kind!r}, Path({site!r}), {copies}
+kind, site, copies, batch = {kind!r}, Path({site!r}), {copies}, {batch}
 if kind == "build":
     items = repeated(site_pages(site), copies)
     work = build_document
@@ -57,10 +65,13 @@ else:
         return extract(item[0], text, {{"Content-Type": ctype}}, encoding=encoding)
 for item in items[: len(items) // copies]:
     work(item)  # warm: dictionaries, caches, lazy imports
-started = time.process_time()
-for item in items:
-    work(item)
-print(json.dumps({{"ms_per_page": (time.process_time() - started) * 1000 / len(items), "pages": len(items)}}))
+print(json.dumps({{"batches": (len(items) + batch - 1) // batch}}), flush=True)
+for line in sys.stdin:
+    n = int(line)
+    started = time.process_time()
+    for item in items[n * batch : (n + 1) * batch]:
+        work(item)
+    print(json.dumps({{"ms": (time.process_time() - started) * 1000, "pages": len(items[n * batch : (n + 1) * batch])}}), flush=True)
 """
 
 
@@ -73,14 +84,60 @@ def export(rev: str, into: Path) -> Path:
     return into
 
 
-def in_process(kind: str, tree: Path, site: Path, copies: int) -> float:
-    """ms of CPU per page of ``build`` or ``extract`` with ``tree``'s services."""
-    code = _CHILD.format(repo=str(REPO), tree=str(tree), kind=kind, site=str(site), copies=copies)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-2000:])
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["ms_per_page"])
+class _Side:
+    """A child process holding one side's code, timing batches of pages on request."""
+
+    def __init__(self, kind: str, tree: Path, site: Path, copies: int, batch: int) -> None:
+        code = _CHILD.format(repo=str(REPO), tree=str(tree), kind=kind, site=str(site), copies=copies, batch=batch)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}
+        self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=tree, env=env, text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.batches = int(self._answer()["batches"])
+
+    def _answer(self) -> dict[str, float]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the child exited ({self.proc.wait()})")
+        return json.loads(line)
+
+    def run(self, batch: int) -> tuple[float, int]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{batch}\n")
+        self.proc.stdin.flush()
+        answer = self._answer()
+        return answer["ms"], int(answer["pages"])
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(60)
+
+
+def in_process(kind: str, base: Path, site: Path, copies: int, rounds: int, batch: int = 10) -> dict[str, list[float]]:
+    """ms of CPU per page of ``build`` or ``extract``, old and new, every batch of
+    ``batch`` pages run by both sides back to back (which first alternates); one
+    figure per side and round."""
+    sides = {"old": _Side(kind, base, site, copies, batch), "new": _Side(kind, REPO, site, copies, batch)}
+    times: dict[str, list[float]] = {"old": [], "new": []}
+    try:
+        for n in range(rounds):
+            spent = {"old": 0.0, "new": 0.0}
+            pages = 0
+            for b in range(sides["old"].batches):
+                order = ["old", "new"] if (n + b) % 2 == 0 else ["new", "old"]
+                for name in order:
+                    ms, pages_here = sides[name].run(b)
+                    spent[name] += ms
+                pages += pages_here
+            for name in times:
+                times[name].append(spent[name] / pages)
+            print(f"  round {n + 1}: old {times['old'][-1]:.2f}, new {times['new'][-1]:.2f} ms/page",
+                  file=sys.stderr, flush=True)
+    finally:
+        for side in sides.values():
+            side.close()
+    return times
 
 
 def crawl(tree: Path, site: Path) -> float:
@@ -117,13 +174,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.kind == "crawl":
             times = compare(lambda tree: crawl(tree, args.site), base, args.rounds)
         else:
-            times = compare(lambda tree: in_process(args.kind, tree, args.site, args.copies), base, args.rounds)
+            times = in_process(args.kind, base, args.site, args.copies, args.rounds)
     old, new = statistics.median(times["old"]), statistics.median(times["new"])
+    paired = statistics.median(n / o for o, n in zip(times["old"], times["new"]))
     m = machine.describe()
     base_rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.base],
                               capture_output=True, text=True).stdout.strip()
     print(f"{args.kind}: old ({base_rev}) {old:.2f} ms/page, new ({m.commit}) {new:.2f} ms/page, "
-          f"new/old {new / old:.3f} (medians of {args.rounds} rounds in turns: old {times['old']}, new {times['new']}); "
+          f"new/old {new / old:.3f}, median of the rounds' ratios {paired:.3f}; fastest rounds {min(times['old']):.2f} and {min(times['new']):.2f}, "
+          f"new/old {min(times['new']) / min(times['old']):.3f} (medians and minima of {args.rounds} rounds in turns: "
+          f"old {[round(t, 2) for t in times['old']]}, new {[round(t, 2) for t in times['new']]}); "
           f"{m.cpu}, {m.cores} cores, load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
     return 0
 
