@@ -10,12 +10,13 @@ whatever else the machine is doing; ``crawl`` alternates whole crawls.
 
     .venv/bin/python -m bench.ab_compare build --base HEAD~1      # build_document per page
     .venv/bin/python -m bench.ab_compare extract --base HEAD~1    # extract per page
+    .venv/bin/python -m bench.ab_compare admit --base HEAD~1      # the frontier taking a page's links
     .venv/bin/python -m bench.ab_compare crawl --base HEAD~1      # a whole crawl's CPU per page
 
 Medians and the fastest rounds are both reported: on a machine shared with other work
 the fastest round of each side is the one least disturbed.
 
-``build`` and ``extract`` time the demo site's pages (``bench/corpus.py``) repeated
+``build``, ``extract`` and ``admit`` time the demo site's pages (``bench/corpus.py``) repeated
 ``--copies`` times, with ``time.process_time`` (the CPU of the process), after one
 untimed pass to warm caches; ``crawl`` is ``bench/crawl_profile.py``'s bare crawl.
 """
@@ -56,6 +57,28 @@ kind, site, copies, batch = {kind!r}, Path({site!r}), {copies}, {batch}
 if kind == "build":
     items = repeated(site_pages(site), copies)
     work = build_document
+elif kind == "admit":
+    from services.common.adapters.frontier_sqlite import SqliteFrontierState
+    from services.common.model import LinkBatch, PageEvent
+    from services.common.settings import Settings
+    from services.scheduler.frontier import Frontier
+    from services.scheduler.scope import Scope
+    seed = "http://docs.bench.example.cn/"
+    cfg = Settings(data_dir=Path("unused"), frontier_sitemaps=False)
+    frontier = Frontier(cfg, SqliteFrontierState(Path(":memory:")), Scope.from_settings(cfg, [seed]))
+    frontier.add_seeds([seed])
+    (job,) = frontier.dispatch()  # the host's robots.txt: 300 rules, as a large site has
+    robots = "User-agent: *\n" + "".join(f"Disallow: /private-{{i}}/\n" for i in range(300))
+    frontier.complete(PageEvent(url=job.url, host=job.host, lease_id=job.lease_id, kind="robots", status=200,
+                                robots_txt=robots))
+    ctype = "text/html; charset=utf-8"
+    items = []
+    for p in sorted(site.rglob("*.html")):
+        url = seed + p.relative_to(site).as_posix()
+        text, encoding = decode_html(p.read_bytes(), ctype)
+        items.append(LinkBatch(source=url, depth=0, links=extract(url, text, {{}}, encoding=encoding).links))
+    items *= copies
+    work = frontier.offer_links
 else:
     ctype = "text/html; charset=utf-8"
     items = [("http://docs.bench.example.cn/" + p.relative_to(site).as_posix(), p.read_bytes())
@@ -161,7 +184,7 @@ def compare(measure_side: Callable[[Path], float], base: Path, rounds: int) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ab_compare", description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=("build", "extract", "crawl"))
+    parser.add_argument("kind", choices=("build", "extract", "admit", "crawl"))
     parser.add_argument("--base", default="HEAD~1", help="the old revision (default HEAD~1)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--copies", type=int, default=4, help="repeats of the demo site's pages (build, extract)")
