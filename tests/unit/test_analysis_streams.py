@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import rjieba
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.common.analysis import analyze, fold
 from services.common.analysis.grams import grams_of_folded
 from services.common.analysis.streams import streams_of_folded
-from services.common.analysis.words import initialise, words_and_subwords_of_folded
+from services.common.analysis.words import han_words_of_runs, initialise, words_and_subwords_of_folded
 
 initialise()
 
@@ -50,3 +51,16 @@ def test_a_sharp_s_run_at_the_token_limit_is_a_bigram_but_not_a_word() -> None:
     text = "ß" * 64  # 64 characters, 128 once case-folded
     words, _, grams = streams_of_folded(fold(text))
     assert (words, grams) == ([], ["ss" * 64])
+
+
+_HAN_RUNS = st.lists(
+    st.text(st.one_of(st.sampled_from(list("的了是在中华人民共和国软件包安装配置网络管理系统服务器")),
+                      st.characters(min_codepoint=0x3400, max_codepoint=0x9FFF)), min_size=1, max_size=12),
+    max_size=8,
+)
+
+
+@settings(max_examples=300)
+@given(_HAN_RUNS)
+def test_han_runs_segmented_together_give_each_runs_own_words(runs: list[str]) -> None:
+    assert han_words_of_runs(runs) == [[w for w in rjieba.cut(run, hmm=True) if w] for run in runs]
