@@ -50,6 +50,8 @@ comparing absolute figures with anything.
 .venv/bin/python -m bench.load_bench --write --compare --profile /tmp/search.prof
                                         # the API under load (about 15 minutes): its own section, last
 .venv/bin/python -m bench.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
+.venv/bin/python -m bench.ab_compare build --base REV   # a change against revision REV, same pages, in turns
+                                        # (also extract, admit, crawl); section 1b
 ```
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
