@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bench import load_report
 from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
+from bench.crawl_profile import extract_block
 from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
@@ -52,6 +53,9 @@ comparing absolute figures with anything.
 .venv/bin/python -m bench.cluster_parity --write
                                         # cluster and embedded mode on one site, a crawler killed
                                         # (about 30 minutes, needs the test install): its own section
+.venv/bin/python -m bench.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
+.venv/bin/python -m bench.ab_compare build --base REV   # a change against revision REV, same pages, in turns
+                                        # (also extract, admit, crawl); section 1b
 ```
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
@@ -101,9 +105,12 @@ and docs/s, and *slower* for latencies.
 """
 
 
-def render(results: BenchResults) -> str:
-    parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results),
-             _index(results.index), _search(results.search)]
+def render(results: BenchResults, crawl_profile: str = "") -> str:
+    """``crawl_profile``: the block bench/crawl_profile.py's run left, put after the crawl."""
+    parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results)]
+    if crawl_profile:
+        parts.append(crawl_profile)
+    parts += [_index(results.index), _search(results.search)]
     if results.scale is not None:
         parts.append(scale(results.scale))
     if results.frontier is not None:
@@ -132,10 +139,11 @@ def splice_section(path: Path, section: str) -> None:
 def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    # The blocks of the load and cluster parity benchmarks come from their own runs: kept.
+    # The blocks of the load and cluster parity benchmarks come from their own runs: kept;
+    # so is the crawl profile's (section 1b), which render() puts back in its place.
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     kept = "\n".join(block for block in (load_report.extract(text), PARITY_BLOCK.extract(text)) if block)
-    tmp.write_text(render(results) + ("\n" + kept if kept else ""), encoding="utf-8")
+    tmp.write_text(render(results, extract_block(text)) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole
 
 

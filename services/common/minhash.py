@@ -37,8 +37,9 @@ _B = np.array([_rng.randrange(0, 2**31) for _ in range(HASHES)], dtype=np.uint64
 def _shingle_hashes(tokens: Sequence[str]) -> np.ndarray:
     """32-bit hashes of the distinct word bigrams: each distinct word hashed once with
     crc32 (stable across processes, unlike hash()), pairs combined arithmetically."""
-    word_hash: dict[str, int] = {}
-    ids = np.array([word_hash.setdefault(t, zlib.crc32(t.encode("utf-8"))) for t in tokens], dtype=np.uint64)
+    # dict.setdefault would hash every occurrence: its default is computed before the call.
+    word_hash = {t: zlib.crc32(t.encode("utf-8")) for t in dict.fromkeys(tokens)}
+    ids = np.fromiter(map(word_hash.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
     pairs = (ids[:-1] * np.uint64(0x9E3779B1) + ids[1:]) & np.uint64(0xFFFFFFFF)
     return np.unique(pairs)
 

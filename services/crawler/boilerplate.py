@@ -72,14 +72,25 @@ def drop(elements: list[etree._Element]) -> None:
 def _drop_chrome_by_name(root: etree._Element) -> None:
     """Smallest first, and never a block holding most of what is left: on a chapter
     index page the "toc" is the content, once the nav bars around it are gone."""
+    found = _chrome_by_name(root)
+    if not found:
+        return
     remaining = len(text_of(root))
-    ranked = sorted((weak, len(text_of(e)), i, e) for i, (e, weak) in enumerate(_chrome_by_name(root)))
-    for weak, _, _, element in ranked:
-        if not any(parent is root for parent in element.iterancestors()):
+    ranked = sorted((weak, len(text_of(e)), i, e) for i, (e, weak) in enumerate(found))
+    # Only a drop inside an element changes its text (a dropped element's tail stays
+    # with its parent), so the size measured for ranking holds for every element no
+    # dropped element was under. (ranked keeps the elements' proxies alive, so the
+    # ancestors met below are the same objects.)
+    changed: set[etree._Element] = set()
+    for weak, size, _, element in ranked:
+        ancestors = list(element.iterancestors())
+        if not any(parent is root for parent in ancestors):
             continue  # already gone with a dropped ancestor
-        size = len(text_of(element))
+        if element in changed:
+            size = len(text_of(element))
         if size <= remaining * _MAX_SHARE[weak]:
             drop([element])
+            changed.update(ancestors)
             remaining -= size
 
 
@@ -87,13 +98,15 @@ def _chrome_by_name(root: etree._Element) -> list[tuple[etree._Element, bool]]:
     """Elements whose id/class names them as chrome, each with "is the match weak"."""
     found = []
     for element in root.xpath("//*[@id or @class]"):
+        names = f"{element.get('id', '')} {element.get('class', '')}".lower()
+        if _CHROME_NAME.search(names) is None:
+            continue  # most named elements: one search, no set built
         if element.tag in ("html", "body", *_CONTENT_TAGS) or element.get("role") == "main":
             continue
-        names = f"{element.get('id', '')} {element.get('class', '')}".lower()
         words = {m.group(1) for m in _CHROME_NAME.finditer(names)}
-        if words and words <= _AMBIGUOUS_WORDS and _is_prose(element):
+        if words <= _AMBIGUOUS_WORDS and _is_prose(element):
             continue
-        if words and next(element.iterdescendants(*_CONTENT_TAGS), None) is None:
+        if next(element.iterdescendants(*_CONTENT_TAGS), None) is None:
             found.append((element, words <= _WEAK_CHROME_WORDS))
     return found
 

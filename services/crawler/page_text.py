@@ -25,8 +25,9 @@ _LINE_BREAKS = re.compile("[\ue000\ue001]+")
 
 def collapse(text: str) -> str:
     """One line, single spaces; Chinese line wraps joined without a space."""
-    text = _CJK_WRAP.sub("", text)
-    return _SPACES.sub(" ", text.replace("\n", " ")).strip()
+    if "\n" in text:  # the wrap pattern needs one; most anchor texts and titles have none
+        text = _CJK_WRAP.sub("", text).replace("\n", " ")
+    return _SPACES.sub(" ", text).strip()
 
 
 def text_of(element: etree._Element) -> str:

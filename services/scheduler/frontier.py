@@ -147,9 +147,14 @@ class Frontier:
         if not urls:
             return []
         records = []
+        # One lookup per host, not per URL: a page's links are mostly on its own host,
+        # and nothing below changes a host until add_urls.
+        hosts: dict[str, HostInfo] = {}
         for url, depth in urls:
             host = host_of(url)
-            info = self._host(host, urlsplit(url).scheme)
+            info = hosts.get(host)
+            if info is None:
+                info = hosts[host] = self._host(host, urlsplit(url).scheme)
             rules = robots_txt if robots_txt is not None else (info.robots_txt if info.robots_state == "ready" else None)
             if rules is not None and not self.robots.allowed(host, rules, url):
                 records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))

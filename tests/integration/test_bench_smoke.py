@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import machine, report
+from bench import crawl_profile, machine, report
 from bench.crawl_bench import NAIVE, Contender, CrawlCondition, CrawlRun
 from bench.index_bench import IndexComparison, IndexRun
 from bench.naive_crawler import crawl
@@ -101,3 +101,13 @@ def test_the_report_holds_the_machine_the_date_and_every_ratio(tmp_path: Path) -
     assert "Ratio, docs/s: **1.20**" in text  # 2000/10 s over 2000/12 s
     assert "Ratio (Tansuo ÷ FTS5) | **0.83** |" in text  # p50 5 ms over 6 ms
     assert not (tmp_path / "docs" / "benchmarks.md.tmp").exists()
+
+
+def test_a_full_rewrite_keeps_the_crawl_profile_below_the_crawl_section(tmp_path: Path) -> None:
+    out = tmp_path / "benchmarks.md"
+    block = f"{crawl_profile.START}\n### 1b. Where a crawl's CPU goes\n{crawl_profile.END}\n"
+    out.write_text(f"# Benchmarks\n\nold results\n\n{block}", encoding="utf-8")
+    report.write(out, _results())
+    text = out.read_text(encoding="utf-8")
+    assert text.count(crawl_profile.START) == 1 and "old results" not in text
+    assert text.index("### 1. Crawl") < text.index("### 1b.") < text.index("### 2. Indexing")

@@ -96,3 +96,11 @@ def test_taiwan_words_that_opencc_reads_wrongly_are_fixed_first() -> None:
     # OpenCC's phrase table reads 儲存 ("save") inside 儲存格 ("cell").
     assert fold("合併儲存格") == "合并单元格"
     assert fold("儲存檔案") == "保存文件"  # 儲存 alone still means save
+
+
+def test_text_without_traditional_characters_takes_the_short_path_with_the_same_result() -> None:
+    from services.common.analysis.fold import _tables, _traditional
+
+    _, t2s = _tables()
+    for text in ("设置页面格式 Apt-Get", "設置頁面格式", "軟體與儲存格", "ｆｕｌｌ　ｗｉｄｔｈ，。"):
+        assert (_traditional().search(text) is None) == (text.translate(t2s) == text)

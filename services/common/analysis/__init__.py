@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.common.analysis.fold import fold
-from services.common.analysis.grams import grams, grams_of_folded
+from services.common.analysis.grams import grams
+from services.common.analysis.streams import streams_of_folded
 from services.common.analysis.words import (
     MAX_TOKEN_CHARS,
     initialise,
@@ -21,7 +22,6 @@ from services.common.analysis.words import (
     segment_with_subwords,
     subwords,
     tokenize_with_offsets,
-    words_and_subwords_of_folded,
 )
 
 __all__ = [
@@ -55,8 +55,7 @@ def document_grams(title: str, headings: str, body: str) -> tuple[list[str], lis
 
 
 def analyze(text: str) -> Analysis:
-    """Words, sub-words and bigrams of ``text``, folding it once."""
+    """Words, sub-words and bigrams of ``text``, folding it once and finding its runs once."""
     initialise()
-    folded = fold(text)
-    words, extras = words_and_subwords_of_folded(folded)
-    return Analysis(words, extras, grams_of_folded(folded))
+    words, extras, bigrams = streams_of_folded(fold(text))
+    return Analysis(words, extras, bigrams)

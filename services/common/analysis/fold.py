@@ -79,6 +79,14 @@ def _tables() -> tuple[dict[int, str], dict[int, str]]:
     return table, t2s
 
 
+@functools.cache
+def _traditional() -> re.Pattern[str]:
+    """Any character the traditional → simplified table maps. One regex search of a
+    character class, about a tenth of the cost of translating the text to compare."""
+    changed = sorted(cp for cp, simple in _tables()[1].items() if simple != chr(cp))
+    return re.compile("[" + "".join(re.escape(chr(cp)) for cp in changed) + "]")
+
+
 # Taiwan words whose OpenCC phrase conversion reads a shorter word first and goes wrong
 # (儲存格, "cell", becomes 保存格 by 儲存, "save"): fixed before OpenCC, same length.
 _REGIONAL_FIXES = {"儲存格": "单元格", "伺服器": "服务器", "函式": "函数", "預設值": "默认值"}
@@ -102,15 +110,16 @@ def _regional(run: str, by_char: str) -> str:
 
 def fold(text: str) -> str:
     """``text`` folded for matching; ``len(fold(text)) == len(text)`` always."""
-    table, t2s = _tables()
+    table, _ = _tables()
+    traditional = _traditional()
     folded = text.translate(table)
-    if text.translate(t2s) == text:
-        return folded  # no traditional character: the common case, one more pass only
+    if traditional.search(text) is None:
+        return folded  # no traditional character: the common case
     parts: list[str] = []
     pos = 0
     for m in HAN_RUN.finditer(text):
         run = m.group()
-        if run.translate(t2s) == run:
+        if traditional.search(run) is None:
             continue
         parts.append(folded[pos : m.start()])
         parts.append(_regional(run, folded[m.start() : m.end()]))
@@ -121,7 +130,7 @@ def fold(text: str) -> str:
 
 def initialise() -> None:
     """Build the tables now (about a tenth of a second) rather than on first use."""
-    _tables()
+    _traditional()
 
 
 @functools.cache

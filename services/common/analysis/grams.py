@@ -19,15 +19,25 @@ def grams_of_folded(text: str) -> list[str]:
     """The bigram stream of already folded text, in order."""
     out: list[str] = []
     for m in RUNS.finditer(text):
-        run = m.group()
         if m.lastgroup == "han":
-            if len(run) == 1:
-                out.append(run)
-            else:
-                out.extend(run[i : i + 2] for i in range(len(run) - 1))
-        elif len(run) <= MAX_TOKEN_CHARS:
-            out.append(run.casefold())
+            add_han_grams(m.group(), out)
+        else:
+            add_word_gram(m.group(), out)
     return out
+
+
+def add_han_grams(run: str, out: list[str]) -> None:
+    """Append the bigrams of one Han run of ``RUNS`` (a lone character is its own)."""
+    if len(run) == 1:
+        out.append(run)
+    else:
+        out.extend([run[i : i + 2] for i in range(len(run) - 1)])
+
+
+def add_word_gram(run: str, out: list[str]) -> None:
+    """Append a non-Han run of ``RUNS`` whole, as the bigram stream keeps it."""
+    if len(run) <= MAX_TOKEN_CHARS:
+        out.append(run.casefold())
 
 
 def grams(text: str) -> list[str]:

@@ -105,6 +105,8 @@ def _han_subwords(word: str, freq: _Dictionary) -> Iterator[str]:
 
 def _word_subwords(word: str) -> Iterator[str]:
     """Parts of a joined Latin word, and their joined sub-runs when there are few."""
+    if "." not in word and "-" not in word and "_" not in word:
+        return  # one part ("c++" too): most words, and a regex scan saved for each
     parts = [(m.start(), m.end()) for m in _WORD_PARTS.finditer(word)]
     if len(parts) < 2:
         return
@@ -144,21 +146,59 @@ def segment_with_subwords(text: str) -> tuple[list[str], list[str]]:
 
 def words_and_subwords_of_folded(text: str) -> tuple[list[str], list[str]]:
     """``segment_with_subwords`` of text that is already folded."""
-    freq = _freq()
     tokens: list[str] = []
     extras: list[str] = []
     for m in RUNS.finditer(text):
         if m.lastgroup == "han":
-            for w in _han_words(m.group()):
-                if len(w) <= MAX_TOKEN_CHARS:
-                    tokens.append(w)
-                    extras.extend(_han_subwords(w, freq))
+            add_han_run(m.group(), tokens, extras)
         else:
-            word = m.group().casefold()
-            if len(word) <= MAX_TOKEN_CHARS:
-                tokens.append(word)
-                extras.extend(_word_subwords(word))
+            add_word_run(m.group(), tokens, extras)
     return tokens, extras
+
+
+def han_words_of_runs(runs: list[str]) -> list[list[str]]:
+    """``_han_words`` of each Han run, from one call into rjieba instead of one a run.
+
+    The runs are joined by newlines: jieba cuts text into blocks at anything that is
+    not Han or alphanumeric and segments each block alone, so no word spans a newline
+    and each run's words are those it gets on its own (tests/unit/test_analysis_streams.py
+    checks it). On the demo site's pages one call costs about half of the calls it replaces.
+    """
+    if len(runs) < 2:
+        return [_han_words(run) for run in runs]
+    out: list[list[str]] = [[]]
+    for w in rjieba.cut("\n".join(runs), hmm=True):
+        if w == "\n":
+            out.append([])
+        elif w:
+            out[-1].append(w)
+    if len(out) != len(runs):  # never seen; a segmenter that did join across would land here
+        return [_han_words(run) for run in runs]
+    return out
+
+
+def add_han_run(run: str, tokens: list[str], extras: list[str]) -> None:
+    """Append the words and sub-words of one folded Han run of ``RUNS``: the rule
+    ``words_and_subwords_of_folded`` and the one-pass analysis (``streams.py``) share."""
+    add_han_words(_han_words(run), tokens, extras)
+
+
+def add_han_words(words: list[str], tokens: list[str], extras: list[str]) -> None:
+    """Append one Han run's words (``_han_words``) and their sub-words."""
+    freq = _freq()
+    for w in words:
+        if len(w) <= MAX_TOKEN_CHARS:
+            tokens.append(w)
+            if len(w) > 2:
+                extras.extend(_han_subwords(w, freq))
+
+
+def add_word_run(run: str, tokens: list[str], extras: list[str]) -> None:
+    """Append the word and sub-words of one folded non-Han run of ``RUNS``."""
+    word = run.casefold()
+    if len(word) <= MAX_TOKEN_CHARS:
+        tokens.append(word)
+        extras.extend(_word_subwords(word))
 
 
 def segment(text: str) -> list[str]:

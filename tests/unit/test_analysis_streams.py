@@ -1,0 +1,66 @@
+"""The one-pass analysis gives exactly the streams of the separate passes."""
+
+from __future__ import annotations
+
+import rjieba
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.common.analysis import analyze, fold
+from services.common.analysis.grams import grams_of_folded
+from services.common.analysis.streams import streams_of_folded
+from services.common.analysis.words import han_words_of_runs, initialise, words_and_subwords_of_folded
+
+initialise()
+
+# Han, Latin with joiners (apt-get, www.debian.org, c++), a run longer than
+# MAX_TOKEN_CHARS, and ß, whose case folding makes a run longer.
+_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(list("的了是在中华人民共和国软件包安装配置網絡軟體")),
+        st.sampled_from(["apt-get", "www.debian.org", "c++", "c#", "foo_bar", "ß", "A" * 70, " ", "，", "\n"]),
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x4FFF),
+    ),
+    max_size=60,
+).map("".join)
+
+
+def _separately(text: str) -> tuple[list[str], list[str], list[str]]:
+    folded = fold(text)
+    words, extras = words_and_subwords_of_folded(folded)
+    return words, extras, grams_of_folded(folded)
+
+
+def test_a_mixed_sentence_gives_words_subwords_and_bigrams_together() -> None:
+    words, extras, grams = streams_of_folded(fold("用 apt-get 安装中华人民共和国软件"))
+    assert words == ["用", "apt-get", "安装", "中华人民共和国", "软件"]
+    assert "apt" in extras and "中华" in extras
+    assert grams == ["用", "apt-get", "安装", "装中", "中华", "华人", "人民", "民共", "共和", "和国", "国软", "软件"]
+
+
+@settings(max_examples=300)
+@given(_TEXT)
+def test_one_pass_equals_the_separate_passes(text: str) -> None:
+    assert streams_of_folded(fold(text)) == _separately(text)
+    a = analyze(text)
+    assert (a.words, a.subwords, a.grams) == _separately(text)
+
+
+def test_a_sharp_s_run_at_the_token_limit_is_a_bigram_but_not_a_word() -> None:
+    text = "ß" * 64  # 64 characters, 128 once case-folded
+    words, _, grams = streams_of_folded(fold(text))
+    assert (words, grams) == ([], ["ss" * 64])
+
+
+_HAN_RUNS = st.lists(
+    st.text(st.one_of(st.sampled_from(list("的了是在中华人民共和国软件包安装配置网络管理系统服务器")),
+                      st.characters(min_codepoint=0x3400, max_codepoint=0x9FFF)), min_size=1, max_size=12),
+    max_size=8,
+)
+
+
+@settings(max_examples=300)
+@given(_HAN_RUNS)
+def test_han_runs_segmented_together_give_each_runs_own_words(runs: list[str]) -> None:
+    assert han_words_of_runs(runs) == [[w for w in rjieba.cut(run, hmm=True) if w] for run in runs]
