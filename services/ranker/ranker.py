@@ -300,10 +300,27 @@ class Ranker:
                 self._bad += 1
             return
         if batch.kind == "redirect":
-            self._store_redirect(source, batch)
-            return
-        if batch.kind != "page":
+            # Its one link, to the target: the URL is the target's other name.
+            links, dropped = self._alias_link(source, batch.links[0].url if batch.links else ""), 0
+            if not links:
+                return  # a redirect to itself, or to no URL, names nothing
+        elif batch.kind == "page":
+            links, dropped = self._outlinks(source, batch)
+            links += self._alias_link(source, batch.canonical)
+        else:
             return  # a sitemap lists pages; it does not link to them
+        changed = self._graph.set_outlinks(source, links)
+        with self._lock:
+            self._batches += 1
+            self._links += len(links)
+            self._dropped += dropped
+            self._dirty = self._dirty or changed
+            if changed:
+                self._last_change = time.monotonic()
+
+    @staticmethod
+    def _outlinks(source: str, batch: LinkBatch) -> tuple[list[tuple[str, str]], int]:
+        """(target, anchor) pairs of a page's links, and how many were dropped."""
         links: list[tuple[str, str]] = []
         dropped = 0
         for link in batch.links:
@@ -318,40 +335,19 @@ class Ranker:
                 dropped += 1
                 continue
             links.append((target, clean_anchor(link.anchor)))
-        links += self._canonical_link(source, batch.canonical)
-        changed = self._graph.set_outlinks(source, links)
-        with self._lock:
-            self._batches += 1
-            self._links += len(links)
-            self._dropped += dropped
-            self._dirty = self._dirty or changed
-            if changed:
-                self._last_change = time.monotonic()
+        return links, dropped
 
     @staticmethod
-    def _canonical_link(source: str, canonical: str) -> list[tuple[str, str]]:
-        """A page indexed under its rel=canonical is that URL's other name, as a
-        redirect is its target's: one more link, marked as a redirect's."""
+    def _alias_link(source: str, url: str) -> list[tuple[str, str]]:
+        """The link that makes ``source`` another name of ``url`` (a redirect's target,
+        a page's rel=canonical), its anchor naming ``source``, since the LinkGraph port
+        keeps anchors by target (see ``url_aliases``); none when ``url`` is empty,
+        not a URL, or ``source`` itself."""
         try:
-            target = canonicalize(canonical) if canonical else source
-        except BadUrl:
+            target = canonicalize(url) if url else source
+        except (BadUrl, AttributeError):
             return []
         return [(target, ALIAS_MARK + source)] if target != source else []
-
-    def _store_redirect(self, source: str, batch: LinkBatch) -> None:
-        """A redirect is the graph's one link from its URL to the target, its anchor
-        naming the redirecting URL (the LinkGraph port keeps anchors by target), so that
-        a run can treat the URL as another name of the target (see ``url_aliases``)."""
-        try:
-            target = canonicalize(batch.links[0].url)
-        except (BadUrl, AttributeError, IndexError):
-            return
-        changed = target != source and self._graph.set_outlinks(source, [(target, ALIAS_MARK + source)])
-        with self._lock:
-            self._batches += 1
-            self._dirty = self._dirty or changed
-            if changed:
-                self._last_change = time.monotonic()
 
     def recompute_due(self) -> bool:
         """The graph changed, and either ``ranker_interval_s`` has passed since the last
