@@ -87,7 +87,6 @@ class _Matcher:
                 out.append(_Match(start, pos, n))
         return out
 
-
     def first(self, text: str, pos: int = 0) -> int | None:
         """Where the first match at or after ``pos`` starts (word starts unchecked:
         this only finds the part of a long body worth scanning)."""

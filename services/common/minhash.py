@@ -69,13 +69,10 @@ def band_keys(sig: Sequence[int]) -> list[tuple[int, ...]]:
 
 def bands(sig: Sequence[int]) -> list[str]:
     """The LSH band terms an index stores and looks up: "<band>:<hash of its rows>"."""
-    if not sig:
-        return []
-    out = []
-    for band in range(BANDS):
-        rows = ",".join(str(v) for v in sig[band * ROWS : (band + 1) * ROWS])
-        out.append(f"{band}:{hashlib.blake2b(rows.encode(), digest_size=6).hexdigest()}")
-    return out
+    return [
+        f"{band}:{hashlib.blake2b(','.join(map(str, rows)).encode(), digest_size=6).hexdigest()}"
+        for band, *rows in band_keys(sig)
+    ]
 
 
 def pack(sig: Sequence[int]) -> bytes:

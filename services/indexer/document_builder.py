@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from services.common.document_url import document_url, site_of
 from services.common.model import IndexDoc, PageEvent
 from services.common.analysis import analyze

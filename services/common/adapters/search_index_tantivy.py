@@ -98,41 +98,42 @@ def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
     return out
 
 
+def _display(doc: tantivy.Document, name: str) -> str:
+    """A display field, stored as UTF-8 bytes."""
+    value = doc.get_first(name)
+    return "" if value is None else bytes(value).decode("utf-8")
+
+
+def _signature(doc: tantivy.Document) -> tuple[int, ...]:
+    return minhash.unpack(bytes(doc.get_first("minhash") or b""))
+
+
 def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
     def text(name: str) -> str:
         value = doc.get_first(name)
         return "" if value is None else token_fields.read(str(value))
 
-    def raw(name: str) -> str:
-        value = doc.get_first(name)
-        return "" if value is None else bytes(value).decode("utf-8")
-
     def number(name: str) -> float:
         value = doc.get_first(name)
         return 0.0 if value is None else float(value)
 
-    return index_doc_from(text, raw, number, minhash.unpack(bytes(doc.get_first("minhash") or b"")))
+    return index_doc_from(text, lambda name: _display(doc, name), number, _signature(doc))
 
 
 def _hit_from_tantivy(doc: tantivy.Document, score: float) -> SearchHit:
     """Only what a result shows or folds by: a search loads dozens of documents per
     query, and rebuilding each whole IndexDoc (token fields, anchors) cost more than
     the search itself."""
-
-    def raw(name: str) -> str:
-        value = doc.get_first(name)
-        return "" if value is None else bytes(value).decode("utf-8")
-
     return SearchHit(
         url=str(doc.get_first("url") or ""),
         site=str(doc.get_first("site") or ""),
-        title=raw("title"),
-        headings=raw("headings"),
-        body=raw("body"),
+        title=_display(doc, "title"),
+        headings=_display(doc, "headings"),
+        body=_display(doc, "body"),
         score=score,
         pagerank=float(doc.get_first("pagerank") or 0.0),
         content_hash=str(doc.get_first("content_hash") or ""),
-        minhash=minhash.unpack(bytes(doc.get_first("minhash") or b"")),
+        minhash=_signature(doc),
     )
 
 
@@ -237,17 +238,20 @@ class TantivySearchIndex:
             self._meta_stamp = stamp
             self._views += 1
 
-    def _searcher(self) -> tantivy.Searcher:
+    def _refresh(self) -> None:
         # meta.json is replaced atomically on every commit, so a stat is enough to
         # notice another process's commit: cheap enough to do on every request.
         if self._read_only and self._meta() != self._meta_stamp:
             self._reload()
+
+    def _searcher(self) -> tantivy.Searcher:
+        self._refresh()
         with self._read_lock:
             return self._index.searcher()
 
     def view_version(self) -> int:
         """The number of the searcher view the next search will use."""
-        self._searcher()
+        self._refresh()
         return self._views
 
     def _term(self, field: str, value: str) -> Query:
