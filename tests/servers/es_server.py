@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from elasticsearch import Elasticsearch, NotFoundError
 
-from tests.servers.net import free_port, stop_process, wait_for_port
+from tests.servers.net import LoggedProcess, free_port, wait_for_port
 
 
 def noida_binary() -> Path:
@@ -39,14 +39,13 @@ def _wait_until_answering(url: str, proc: subprocess.Popen, timeout_s: float = 3
         time.sleep(0.1)
 
 
-class EsServer:
+class EsServer(LoggedProcess):
     """One noida-db process on a free loopback port, data in ``workdir``."""
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-        self._log = None
+        super().__init__()
 
     @property
     def url(self) -> str:
@@ -70,14 +69,6 @@ class EsServer:
         except BaseException:
             self.stop()
             raise
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-            self.proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.net import free_port, stop_process, wait_for_port
+from tests.servers.net import LoggedProcess, free_port, wait_for_port
 from tests.servers.s3_server import S3Endpoint
 
 
@@ -34,7 +34,7 @@ def tansu_binary() -> Path | None:
     return binary if binary.exists() else None
 
 
-class KafkaBroker:
+class KafkaBroker(LoggedProcess):
     """One Tansu process; ``stop`` and ``start`` again keep the port, and the data too
     when the log lives in S3 (``s3`` and ``bucket`` given; the bucket must exist)."""
 
@@ -44,8 +44,7 @@ class KafkaBroker:
         self.workdir = workdir
         self.s3 = s3
         self.bucket = bucket
-        self.proc: subprocess.Popen | None = None
-        self._log = None
+        super().__init__()
 
     def _storage(self) -> tuple[str, dict[str, str]]:
         """The ``--storage-engine`` URL and the environment Tansu's S3 client reads."""
@@ -76,14 +75,6 @@ class KafkaBroker:
         # Clients must not connect before the port is open: a KafkaAdminClient built
         # too early can hang (INFRA.md).
         wait_for_port(self.port, self.proc)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-            self.proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
 
     def restart(self) -> None:
         """Stop and start on the same port; in memory, every topic, message and offset

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from typing import IO
 
 
 def free_port() -> int:
@@ -35,3 +36,20 @@ def stop_process(proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class LoggedProcess:
+    """A server process and the log file its output goes to, stopped together: the
+    shared half of the test servers (tests/servers/*.py)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self._log: IO[bytes] | None = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None

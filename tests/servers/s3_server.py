@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.net import free_port, stop_process
+from tests.servers.net import LoggedProcess, free_port
 
 ACCESS_KEY = "tansuo-test"
 SECRET_KEY = "tansuo-test-secret"
@@ -62,14 +62,13 @@ class S3Endpoint:
         return f"s3://{self.access_key}:{self.secret_key}@{self.endpoint}/{bucket}"
 
 
-class S3Server:
+class S3Server(LoggedProcess):
     """One ``weed mini`` process (master, volume, filer, S3 and admin in one)."""
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.s3_port = free_port()
-        self.proc: subprocess.Popen | None = None
-        self._log = None
+        super().__init__()
 
     @property
     def endpoint(self) -> S3Endpoint:
@@ -116,14 +115,6 @@ class S3Server:
             except OSError:
                 time.sleep(0.1)
         raise TimeoutError(f"weed mini's S3 did not answer on {self.s3_port} within {timeout_s}s")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
-            self.proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
 
 
 @pytest.fixture(scope="session")
