@@ -388,16 +388,21 @@ def test_a_recrawl_that_changes_no_link_needs_no_new_run(ranker: Ranker, bus: Sq
     assert ranker.stats().dirty
 
 
+def ranked_site(cfg: Settings, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex) -> Ranker:
+    """A ranker with ``cfg`` that has taken in the site and ranked it once."""
+    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
+    publish_site(bus)
+    drain(ranker)
+    ranker.recompute()
+    return ranker
+
+
 def test_documents_waiting_when_the_crawl_goes_quiet_are_ranked_before_the_interval_ends(
     tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
 ) -> None:
     # The product's 300 s interval: on a cluster crawl the last pages were indexed after
     # the graph's last run and waited out the rest of the interval once the crawl ended.
-    cfg = Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.2)
-    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
-    publish_site(bus)
-    drain(ranker)
-    ranker.recompute()
+    ranker = ranked_site(Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.2), bus, graph, index)
     new = f"{SITE}/new.html"
     publish(bus, new, (HOME, "首页"))  # the crawl's last page: the graph changes
     announce(bus, new)  # and the indexer makes it searchable; no run has ranked it
@@ -413,11 +418,7 @@ def test_documents_waiting_when_the_crawl_goes_quiet_are_ranked_before_the_inter
 def test_a_quiet_dirty_graph_with_no_document_waiting_keeps_to_the_interval(
     tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex
 ) -> None:
-    cfg = Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.01)
-    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
-    publish_site(bus)
-    drain(ranker)
-    ranker.recompute()
+    ranker = ranked_site(Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.01), bus, graph, index)
     publish(bus, APT, (FAQ, "常见问题"))  # a recrawl changed a link of a ranked page
     drain(ranker)
     time.sleep(0.05)
@@ -428,11 +429,7 @@ def test_a_quiet_dirty_graph_with_no_document_waiting_keeps_to_the_interval(
 def test_early_runs_keep_to_a_tenth_of_the_rankers_time(
     tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cfg = Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.01)
-    ranker = Ranker(cfg, bus, graph, index, segment=fake_segment)
-    publish_site(bus)
-    drain(ranker)
-    ranker.recompute()
+    ranker = ranked_site(Settings(data_dir=tmp_path, ranker_interval_s=300, ranker_quiet_s=0.01), bus, graph, index)
     slow = ranker.stats().last_run
     assert slow is not None
     monkeypatch.setattr(ranker, "_last_run", type(slow)(slow.nodes, slow.edges, slow.iterations, slow.converged, 60.0))
