@@ -11,13 +11,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.servers.net import free_port, stop_process, wait_for_port
+from tests.servers.net import free_port, stop_process, wait_for_http_ok, wait_for_port
 
 DELAY = 0.05  # seconds between two requests to one host
 
@@ -42,16 +40,8 @@ class Cluster:
 
     def ready(self, name: str, timeout_s: float = 60) -> None:
         port = self.procs[name].health_port  # type: ignore[attr-defined]
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.3)
-        raise AssertionError(f"{name} not ready: {self.log(name)[-2000:]}")
+        wait_for_http_ok(f"http://127.0.0.1:{port}/readyz", self.procs[name], timeout_s, request_timeout_s=5,
+                         interval_s=0.3, why=lambda: f"{name} not ready: {self.log(name)[-2000:]}")  # fmt: skip
 
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")

@@ -37,7 +37,7 @@ from services.common.adapters.search_index_tantivy import TantivySearchIndex
 from services.common.settings import Settings
 from services.indexer.document_builder import build_document
 from tests.search_pages import page_events
-from tests.servers.net import free_port, stop_process, wait_for_port
+from tests.servers.net import free_port, stop_process, wait_for_http_ok, wait_for_port
 
 pytestmark = pytest.mark.integration
 
@@ -76,16 +76,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         wait_for_port(port, proc)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:  # the first searches wait for the segmenter's dictionary
-            try:
-                with urllib.request.urlopen(f"{url}/api/search?q=%E5%AE%89%E8%A3%85", timeout=30) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, log_path.read_text(errors="replace")
-            time.sleep(0.2)
+        # The first searches wait for the segmenter's dictionary.
+        wait_for_http_ok(f"{url}/api/search?q=%E5%AE%89%E8%A3%85", proc, timeout_s=60, request_timeout_s=30,
+                         interval_s=0.2, why=lambda: log_path.read_text(errors="replace"))  # fmt: skip
         yield url
     finally:
         stop_process(proc, timeout_s=20)

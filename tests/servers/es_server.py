@@ -9,8 +9,6 @@ would leave the server running when killed. Each test takes a fresh alias from
 from __future__ import annotations
 
 import subprocess
-import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,25 +16,12 @@ from pathlib import Path
 import pytest
 from elasticsearch import Elasticsearch, NotFoundError
 
-from tests.servers.net import LoggedProcess, free_port, wait_for_port
+from tests.servers.net import LoggedProcess, free_port, wait_for_http_ok, wait_for_port
 
 
 def noida_binary() -> Path:
     noida_db = pytest.importorskip("noida_db", reason="pip install noida-db==0.2.3 for Elasticsearch tests")
     return Path(noida_db.__file__).parent / "noida-db"
-
-
-def _wait_until_answering(url: str, proc: subprocess.Popen, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise
-        time.sleep(0.1)
 
 
 class EsServer(LoggedProcess):
@@ -65,7 +50,7 @@ class EsServer(LoggedProcess):
         )
         try:
             wait_for_port(self.port, self.proc)
-            _wait_until_answering(self.url, self.proc)
+            wait_for_http_ok(self.url, self.proc)
         except BaseException:
             self.stop()
             raise

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+import urllib.request
+from collections.abc import Callable
 from typing import IO
 
 
@@ -26,6 +28,27 @@ def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout_s: fl
         except OSError:
             time.sleep(0.05)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s}s")
+
+
+def wait_for_http_ok(
+    url: str, proc: subprocess.Popen | None = None, timeout_s: float = 30.0, request_timeout_s: float = 2.0,
+    interval_s: float = 0.1, why: Callable[[], str] = lambda: "",
+) -> None:
+    """Return once GET ``url`` answers 200; raise if the server exits first or the
+    deadline passes, with ``why()`` (a log tail, say) in the message."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=request_timeout_s) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before {url} answered\n{why()}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url} did not answer 200 within {timeout_s:.0f} s\n{why()}")
+        time.sleep(interval_s)
 
 
 def stop_process(proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
