@@ -11,12 +11,16 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from tests.servers.net import free_port, stop_process, wait_for_http_ok, wait_for_port
 
+T = TypeVar("T")
 DELAY = 0.05  # seconds between two requests to one host
 
 
@@ -45,6 +49,21 @@ class Cluster:
 
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def settle(self, observe: Callable[[], tuple[bool, T]], rounds: int, timeout_s: float, what: str) -> T:
+        """Poll ``observe`` (done?, what it saw) once a second until it is done and has
+        seen the same thing ``rounds`` times in a row; every service must stay up."""
+        deadline, last, stable = time.monotonic() + timeout_s, None, 0
+        while time.monotonic() < deadline:
+            for name, proc in self.procs.items():
+                assert proc.poll() is None, f"{name} died: {self.log(name)[-3000:]}"
+            done, seen = observe()
+            stable = stable + 1 if done and seen == last else 0
+            if stable >= rounds:
+                return seen
+            last = seen
+            time.sleep(1.0)
+        raise AssertionError(f"{what} did not settle: last seen {str(last)[:300]}\n{self.own_logs()}")
 
     def own_logs(self, lines: int = 15) -> str:
         """The last lines each service logged itself (client libraries' lines left out),

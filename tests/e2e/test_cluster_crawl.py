@@ -36,11 +36,9 @@ def _index(env: dict[str, str]):
 
 def wait_until_crawled(cluster: Cluster, expected_docs: int, timeout_s: float = 420) -> None:
     """Idle frontier, then every document indexed and ranked, stable for a few seconds."""
-    frontier, deadline, stable = _frontier(cluster.env), time.monotonic() + timeout_s, 0
-    last = None
-    while time.monotonic() < deadline:
-        for name, proc in cluster.procs.items():
-            assert proc.poll() is None, f"{name} died: {cluster.log(name)[-3000:]}"
+    frontier = _frontier(cluster.env)
+
+    def observe() -> tuple[bool, tuple[int, int, int, int]]:
         counts = frontier.counts(time.time())
         try:
             index = _index(cluster.env)
@@ -51,13 +49,9 @@ def wait_until_crawled(cluster: Cluster, expected_docs: int, timeout_s: float = 
             done = idle and all(index.get(u).pagerank > 0 for u in index.urls())
         except Exception:  # noqa: BLE001 - the index may not exist before the first page
             docs, done = 0, False
-        state = (counts.queued, counts.leased, counts.fetched, docs)
-        stable = stable + 1 if done and state == last else 0
-        if stable >= 3:
-            return
-        last = state
-        time.sleep(1.0)
-    raise AssertionError(f"crawl did not finish: (queued, leased, fetched, docs) = {last}\n{cluster.own_logs()}")
+        return done, (counts.queued, counts.leased, counts.fetched, docs)
+
+    cluster.settle(observe, rounds=3, timeout_s=timeout_s, what="the crawl (queued, leased, fetched, docs)")
 
 
 @pytest.fixture

@@ -234,10 +234,11 @@ def test_the_cluster_crawl_of_the_hostile_site_ends_with_the_same_index(
 ) -> None:
     from tests.cluster import Cluster, cluster_env
 
-    from .test_cluster_crawl import _frontier, _index
+    from .test_cluster_crawl import _frontier
+    from .test_cluster_crawl import _index as _cluster_index
 
     embedded_site, data, _ = crawled
-    expected = _by_role(embedded_site, _titles(_index_of(data)))
+    expected = _by_role(embedded_site, _titles(_index(data)))
     assert len(expected) >= len(WELL_FORMED) + 2  # the site's pages, the junk-robots host's two
     env = cluster_env(tmp_path, redis_server, kafka_broker, s3_endpoint, es_url)
     env |= {"TANSUO_CRAWLER_TIMEOUT_S": "5", "TANSUO_FRONTIER_HOST_DELAY_S": "0"}
@@ -251,14 +252,10 @@ def test_the_cluster_crawl_of_the_hostile_site_ends_with_the_same_index(
             seeds = [site.base + "/", site.slow_host_base + "/", *[b + "/" for b in site.robots_trouble_bases.values()]]
             subprocess.run([sys.executable, "-m", "services.cli.main", "seed", *seeds], env=env, check=True,
                            capture_output=True, timeout=60)  # fmt: skip
-            got = _by_role(site, _settled_titles(cluster, _frontier(env), lambda: _index(env), len(expected)))
+            got = _by_role(site, _settled_titles(cluster, _frontier(env), lambda: _cluster_index(env), len(expected)))
         finally:
             cluster.stop()
     assert got == expected
-
-
-def _index_of(data: Path):  # noqa: ANN202
-    return build_search_index(Settings(data_dir=data), read_only=True)
 
 
 def _settled_titles(cluster, frontier, open_index, expected: int, timeout_s: float = 300) -> dict[str, str]:  # noqa: ANN001
@@ -266,19 +263,12 @@ def _settled_titles(cluster, frontier, open_index, expected: int, timeout_s: flo
     still for five seconds."""
     import time
 
-    deadline, last, stable = time.monotonic() + timeout_s, None, 0
-    while time.monotonic() < deadline:
-        for name, proc in cluster.procs.items():
-            assert proc.poll() is None, f"{name} died: {cluster.log(name)[-3000:]}"
+    def observe() -> tuple[bool, dict[str, str]]:
         counts = frontier.counts(time.time())
         try:
             titles = _titles(open_index())
         except Exception:  # noqa: BLE001 - no index before the first page
             titles = {}
-        idle = counts.queued == 0 and counts.leased == 0 and len(titles) >= expected
-        stable = stable + 1 if idle and titles == last else 0
-        if stable >= 5:
-            return titles
-        last = titles
-        time.sleep(1.0)
-    raise AssertionError(f"the cluster crawl did not settle: {len(last or {})} of {expected} documents\n{cluster.own_logs()}")
+        return counts.queued == 0 and counts.leased == 0 and len(titles) >= expected, titles
+
+    return cluster.settle(observe, rounds=5, timeout_s=timeout_s, what=f"the hostile crawl ({expected} documents)")
