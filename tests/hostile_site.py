@@ -62,12 +62,27 @@ def _page(title: str, body: str, head: str = "") -> str:
     return f"<!DOCTYPE html><html><head>{head}<title>{title}</title></head><body>{body}</body></html>"
 
 
-class Handler(BaseHTTPRequestHandler):
-    site: HostileSite
-    protocol_version = "HTTP/1.1"
+class _QuietHandler(BaseHTTPRequestHandler):
+    """A handler that logs nothing and answers in one call; the servers' handle_error
+    swallows the crawler hanging up mid-answer."""
 
     def log_message(self, *args: object) -> None:
         pass
+
+    def reply(self, status: int, body: bytes, content_type: str = "text/html", **headers: str) -> None:
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Handler(_QuietHandler):
+    site: HostileSite
+    protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
         with self.site.lock:
@@ -80,16 +95,6 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(404, b"<html><title>not here</title></html>")
 
     # --- helpers
-
-    def reply(self, status: int, body: bytes, content_type: str = "text/html", **headers: str) -> None:
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(body)
 
     def html(self, text: str, charset: str = "utf-8", declared: str | None = "utf-8") -> None:
         content_type = f"text/html; charset={declared}" if declared else "text/html"
@@ -309,32 +314,23 @@ class _Server(ThreadingHTTPServer):
         pass  # the crawler hangs up on the endless and the slow pages on purpose
 
 
-class _OtherPort(BaseHTTPRequestHandler):
+class _OtherPort(_QuietHandler):
     site: HostileSite
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_GET(self) -> None:
         self.site.other_port_hits.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"no")
+        self.reply(200, b"no", "")
 
 
 SLOW_HOST_CRAWL_DELAY = 2
 SLOW_HOST_PAGES = 5
 
 
-class _CrawlDelayHost(BaseHTTPRequestHandler):
+class _CrawlDelayHost(_QuietHandler):
     """A polite site that asks for a Crawl-delay: with --delay 0 and parallel fetches per
     host allowed, its requests must still come at least that far apart."""
 
     site: HostileSite
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_GET(self) -> None:
         self.site.slow_host_hits.append(Hit(self.path, time.monotonic()))
@@ -346,11 +342,7 @@ class _CrawlDelayHost(BaseHTTPRequestHandler):
         else:
             links = "".join(f'<a href="/page/{i}.html">第{i}页</a>' for i in range(SLOW_HOST_PAGES))
             body, kind = _page("慢一点", f"<p>请慢一点抓取。</p>{links}").encode(), "text/html; charset=utf-8"
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.reply(status, body, kind)
 
 
 ROBOTS_TIMEOUT_S = 60  # far past the test crawl's 5 s request timeout, even on a loaded machine
@@ -360,7 +352,7 @@ JUNK_ROBOTS = ("User-agent: *\nDisallow: /private/\n" + "这不是规则 \x01\x7
 ROBOTS_TROUBLES = ("timeout", "server-error", "junk")
 
 
-class _RobotsTroubleHost(BaseHTTPRequestHandler):
+class _RobotsTroubleHost(_QuietHandler):
     """A site whose robots.txt is the trouble: it never answers in time, answers 500,
     or is a megabyte of junk after one Disallow line. Its pages link to an open and a
     private page."""
@@ -368,39 +360,26 @@ class _RobotsTroubleHost(BaseHTTPRequestHandler):
     site: HostileSite
     trouble: str
 
-    def log_message(self, *args: object) -> None:
-        pass
-
     def do_GET(self) -> None:
         self.site.robots_trouble_paths[self.trouble].append(self.path)
         if self.path == "/robots.txt":
             self._robots()
             return
         if self.path == "/sitemap.xml":
-            self._send(404, b"no sitemap", "text/plain")
+            self.reply(404, b"no sitemap", "text/plain")
             return
         links = '<a href="/open.html">公开页面</a> <a href="/private/secret.html">私人页面</a>'
         page = _page(f"{self.trouble} 站点 {self.path}", f"<p>{self.path} 的内容。</p>{links}")
-        self._send(200, page.encode(), "text/html; charset=utf-8")
+        self.reply(200, page.encode(), "text/html; charset=utf-8")
 
     def _robots(self) -> None:
         if self.trouble == "timeout":
             time.sleep(ROBOTS_TIMEOUT_S)
-            self._send(200, b"User-agent: *\nDisallow:\n", "text/plain")
+            self.reply(200, b"User-agent: *\nDisallow:\n", "text/plain")
         elif self.trouble == "server-error":
-            self._send(500, b"internal error", "text/plain")
+            self.reply(500, b"internal error", "text/plain")
         else:
-            self._send(200, JUNK_ROBOTS, "text/plain")
-
-    def _send(self, status: int, body: bytes, kind: str) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        except OSError:
-            self.close_connection = True  # the crawler gave up waiting
+            self.reply(200, JUNK_ROBOTS, "text/plain")
 
 
 class RunningHostileSite:
