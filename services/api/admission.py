@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from services.api.bounded_worker import NEVER_REFUSED, QUEUED_AT, busy_body
+from services.api.retry_after import RetryAfter
 from services.common.metrics import API_QUEUE_WAIT, API_REFUSALS, API_REQUESTS
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -27,11 +28,12 @@ class Admission:
     """WSGI middleware refusing requests that waited longer than ``deadline_s``."""
 
     def __init__(
-        self, app: WsgiApp, deadline_s: float, retry_after_s: int, clock: Callable[[], float] = time.monotonic
+        self, app: WsgiApp, deadline_s: float, retry_after: RetryAfter, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._app = app
         self.deadline_s = deadline_s
-        self._retry_after = str(retry_after_s)
+        # Shared with the worker, which refuses on arrival too (bounded_worker.py).
+        self.retry_after = retry_after
         self._clock = clock
         self._body = busy_body(deadline_s)
 
@@ -42,7 +44,10 @@ class Admission:
             return self._app(environ, start_response)
         waited = self._clock() - queued_at
         API_QUEUE_WAIT.observe(waited)
-        if waited <= self.deadline_s or environ.get("PATH_INFO", "") in NEVER_REFUSED:
+        if environ.get("PATH_INFO", "") in NEVER_REFUSED:
+            return self._app(environ, start_response)
+        if waited <= self.deadline_s:
+            self.retry_after.admitted()
             return self._app(environ, start_response)
         API_REFUSALS.inc()
         start_response(
@@ -50,7 +55,7 @@ class Admission:
             [
                 ("Content-Type", "application/json"),
                 ("Content-Length", str(len(self._body))),
-                ("Retry-After", self._retry_after),
+                ("Retry-After", str(self.retry_after.refused())),
             ],
         )
         return [self._body]

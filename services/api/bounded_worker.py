@@ -37,6 +37,7 @@ from typing import Any
 
 from gunicorn.workers import gthread
 
+from services.api.retry_after import RetryAfter
 from services.common.metrics import API_QUEUE_DEPTH, API_REFUSALS, API_REQUESTS
 
 QUEUED_AT = "tansuo.queued_at"  # environ key: time.monotonic() when the request was ready
@@ -56,10 +57,10 @@ class BoundedThreadWorker(gthread.ThreadWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.deadline_s = float(getattr(self.app, "tansuo_deadline_s", 2.0))
-        self.retry_after_s = int(getattr(self.app, "tansuo_retry_after_s", 1))
         self._lock = threading.Lock()
         self._queued = 0
         self._drain = DrainEstimate()
+        self._retry_after: RetryAfter | None = None
 
     def enqueue_req(self, conn: gthread.TConn) -> None:
         with self._lock:
@@ -105,7 +106,7 @@ class BoundedThreadWorker(gthread.ThreadWorker):
             return False
         try:
             conn.sock.recv(len(data))
-            conn.sock.send(refusal(self.retry_after_s, self.deadline_s, request.keep_alive))
+            conn.sock.send(refusal(self._retry_seconds(), self.deadline_s, request.keep_alive))
         except OSError:
             self.nr_conns -= 1
             conn.close()
@@ -123,7 +124,12 @@ class BoundedThreadWorker(gthread.ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
+        # The admission middleware's policy, so both kinds of refusal back off alike.
+        self._retry_after = getattr(self.wsgi, "retry_after", None)
         self.wsgi = _stamping(self.wsgi)
+
+    def _retry_seconds(self) -> int:
+        return self._retry_after.refused() if self._retry_after is not None else 1
 
     def set_accept_enabled(self, enabled: bool) -> None:
         if not enabled and self.alive:

@@ -70,6 +70,7 @@ class ServerOptions:
     threads: int
     deadline_s: float
     retry_after_s: int
+    retry_after_max_s: int
     keepalive_s: float
     max_connections: int
     health_host: str = "127.0.0.1"
@@ -85,6 +86,7 @@ class ServerOptions:
             threads=cfg.api_threads,
             deadline_s=cfg.api_queue_deadline_s,
             retry_after_s=cfg.api_retry_after_s,
+            retry_after_max_s=cfg.api_retry_after_max_s,
             keepalive_s=cfg.api_keepalive_s,
             max_connections=cfg.api_max_connections,
             health_host=cfg.health_host,
@@ -119,7 +121,6 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
         self._name = name
         # Read by the worker (services/api/bounded_worker.py), which gunicorn hands this object.
         self.tansuo_deadline_s = opts.deadline_s
-        self.tansuo_retry_after_s = opts.retry_after_s
         self._metrics: HealthServer | None = None
         super().__init__()
 
@@ -153,8 +154,10 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
     def load(self) -> WsgiApp:
         from services.api.admission import Admission
+        from services.api.retry_after import RetryAfter
 
-        return Admission(self._build_app(), self._opts.deadline_s, self._opts.retry_after_s)
+        o = self._opts
+        return Admission(self._build_app(), o.deadline_s, RetryAfter(o.retry_after_s, o.retry_after_max_s))
 
     def _when_ready(self, arbiter: Any) -> None:
         from services.api.metrics_port import serve_metrics_port

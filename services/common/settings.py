@@ -185,7 +185,10 @@ class Settings(BaseSettings):
     api_threads: int = Field(default=8, ge=1)
     # A request not started this long after it arrived gets 503 + Retry-After at once.
     api_queue_deadline_s: float = Field(default=2.0, gt=0)
-    api_retry_after_s: int = Field(default=1, ge=0)  # the Retry-After a refusal sends
+    # The Retry-After a refusal sends: this at first, doubling each second in which a
+    # worker keeps refusing, up to the maximum (services/api/retry_after.py).
+    api_retry_after_s: int = Field(default=1, ge=0)
+    api_retry_after_max_s: int = Field(default=30, ge=0)
     api_keepalive_s: int = Field(default=5, ge=0)  # an idle kept-alive connection is closed after this
     # Open connections per worker; at the limit the oldest idle kept-alive one is closed
     # to let a new client in.

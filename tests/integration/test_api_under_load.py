@@ -151,9 +151,24 @@ def test_an_overloaded_server_refuses_at_once_with_503_and_retry_after(
     refusals = [(headers, body) for status, headers, body in results if status == 503]
     assert refusals, "300 requests on one thread with a 10 ms deadline: some must be refused"
     for headers, body in refusals:
-        assert headers["Retry-After"] == "1"
+        assert int(headers["Retry-After"]) >= 1
         assert "busy" in json.loads(body)["error"]
     assert server.metric("tansuo_api_refusals_total") - refused_before == len(refusals)
+
+
+def test_a_server_that_keeps_refusing_asks_clients_to_wait_longer(start: Callable[..., Server]) -> None:
+    """Bursts back to back for three seconds: each second's window is mostly refusals,
+    so the Retry-After grows (services/api/retry_after.py) instead of bringing every
+    refused client back one second later into the same overload."""
+    server = start("api", **OVERLOADED)
+    server.warm_up()
+    waits: list[int] = []
+    until = time.monotonic() + 3.0
+    while time.monotonic() < until:
+        waits += [int(h["Retry-After"]) for status, h, _ in _burst(server.port, 100, SEARCH) if status == 503]
+    assert waits
+    assert max(waits) >= 4, sorted(set(waits))
+    assert max(waits) <= 30  # TANSUO_API_RETRY_AFTER_MAX_S
 
 
 def test_health_endpoints_answer_while_the_server_refuses_searches(start: Callable[..., Server]) -> None:

