@@ -117,3 +117,16 @@ def cluster_env(tmp: Path, redis_server, kafka_broker, s3_endpoint, es_url: str)
         "TANSUO_API_TOKEN": "e2e-token",
         "TANSUO_LOG_FORMAT": "json",
     }
+
+
+def unranked_documents(index_url: str) -> int:
+    """Documents of a cluster's Elasticsearch index without PageRank yet, in one count
+    request: reading each document back costs the test server tens of milliseconds a
+    page, which made waiting for a 250-page crawl to settle take a minute."""
+    from elasticsearch import Elasticsearch
+
+    endpoint, alias = index_url.replace("elasticsearch://", "http://", 1).rsplit("/", 1)
+    with Elasticsearch(endpoint) as es:
+        es.indices.refresh(index=alias)
+        query = {"bool": {"must_not": [{"range": {"pagerank": {"gt": 0}}}]}}
+        return int(es.count(index=alias, query=query)["count"])

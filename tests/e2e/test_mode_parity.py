@@ -35,7 +35,7 @@ from services.cli.static_site_server import RequestRecord, SiteServer
 from services.common.bootstrap import build_search_index
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
-from tests.cluster import Cluster, cluster_env
+from tests.cluster import Cluster, cluster_env, unranked_documents
 
 from .conftest import _paragraph_text
 from .test_cluster_crawl import _frontier, _index
@@ -157,10 +157,6 @@ def _urls(index: SearchIndex | None) -> set[str]:
         return set()
 
 
-def _unranked(index: SearchIndex) -> list[str]:
-    return [u for u in index.urls() if not (index.get(u).pagerank > 0)]  # type: ignore[union-attr]
-
-
 def _start_embedded(site: Site, data: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")} | RECRAWL
     return subprocess.Popen(
@@ -208,7 +204,8 @@ def test_the_embedded_and_the_cluster_crawl_end_with_the_same_index(
         cluster.start("indexer", "indexer")
         clustered = _wait(lambda: _urls(_index(cluster.env)) == expected and _index(cluster.env), 60,
                           "the cluster indexed what the embedded crawl did")  # fmt: skip
-        _wait(lambda: not _unranked(clustered), 20, "every clustered document has PageRank", interval_s=1)
+        _wait(lambda: unranked_documents(cluster.env["TANSUO_INDEX"]) == 0, 20, "every clustered document has PageRank",
+              interval_s=1)  # fmt: skip
         assert time.time() < started + RECRAWL_S, "too slow to tell: the first recrawl may have changed the graph"
 
         # Between two crawls a page goes away: recrawled, it answers 404 twice.
@@ -219,7 +216,8 @@ def test_the_embedded_and_the_cluster_crawl_end_with_the_same_index(
         embedded_proc.send_signal(signal.SIGINT)  # Ctrl-C: the crawl indexes and ranks what it has, then exits
         _, stderr = embedded_proc.communicate(timeout=120)
         assert embedded_proc.returncode == 130, stderr[-3000:]  # interrupted, as documented
-        _wait(lambda: not _unranked(_index(cluster.env)), 30, "every clustered document has PageRank", interval_s=1)
+        _wait(lambda: unranked_documents(cluster.env["TANSUO_INDEX"]) == 0, 30, "every clustered document has PageRank",
+              interval_s=1)  # fmt: skip
         time.sleep(2)  # the ranker's last run after the removal's link batch
 
         _assert_same_index(build_search_index(Settings(data_dir=data), read_only=True), _index(cluster.env))
