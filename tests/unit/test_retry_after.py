@@ -38,12 +38,18 @@ def test_a_few_refusals_under_the_target_share_leave_it_alone() -> None:
     assert policy.seconds == 1
 
 
-def test_windows_without_refusals_halve_it_back_to_the_floor() -> None:
+def _overloaded(floor_s: int) -> tuple[RetryAfter, ManualClock]:
+    """A policy after five seconds of half its requests refused: at the ceiling."""
     clock = ManualClock()
-    policy = RetryAfter(2, 30, clock=clock)
+    policy = RetryAfter(floor_s, 30, clock=clock)
     for _ in range(5):
         _second(policy, clock, admitted=10, refused=10)
     assert policy.seconds == 30
+    return policy, clock
+
+
+def test_windows_without_refusals_halve_it_back_to_the_floor() -> None:
+    policy, clock = _overloaded(floor_s=2)
     seen = []
     for _ in range(5):
         _second(policy, clock, admitted=50, refused=0)
@@ -52,11 +58,7 @@ def test_windows_without_refusals_halve_it_back_to_the_floor() -> None:
 
 
 def test_a_quiet_worker_forgets_an_old_overload() -> None:
-    clock = ManualClock()
-    policy = RetryAfter(1, 30, clock=clock)
-    for _ in range(5):
-        _second(policy, clock, admitted=10, refused=10)
-    assert policy.seconds == 30
+    policy, clock = _overloaded(floor_s=1)
     clock.now += 60.0  # nobody came for a minute
     assert policy.refused() == 1
 
