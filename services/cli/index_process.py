@@ -17,16 +17,19 @@ watcher), and a fork with threads running can copy a lock some thread holds.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 
+from services.cli.index_side import IndexSide
+from services.cli.parent_watch import parent_gone, watch_parent
 from services.common import multiprocess_metrics
 from services.common.bootstrap import build_bus, build_search_index
 from services.common.ports import IndexWriterBusy, SearchIndex
@@ -135,29 +138,30 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def child_main(cfg: Settings, parent_pid: int, conn: Connection, indexed, log_level: int) -> None:  # noqa: ANN001
+def child_main(cfg: Settings, parent_pid: int, conn: Connection, indexed: ctypes.c_longlong, log_level: int) -> None:
     """Entry point of the child: Ctrl-C reaches the whole process group, and the
     parent decides when this process finishes, so SIGINT stays ignored here."""
-    from services.cli.index_side import IndexSide
-    from services.cli.parent_watch import parent_gone, watch_parent
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=log_level or logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     gone = threading.Event()
     watch_parent(parent_pid, gone)
-    index = _open_writer(cfg, lambda: gone.is_set() or parent_gone(parent_pid))
+
+    def orphaned() -> bool:
+        return gone.is_set() or parent_gone(parent_pid)
+
+    index = _open_writer(cfg, orphaned)
     if index is None:
         return
     side = IndexSide(cfg, build_bus(cfg), index)
     side.start()
     try:
         conn.send(READY)
-        _serve(side, conn, indexed, lambda: gone.is_set() or parent_gone(parent_pid))
+        _serve(side, conn, indexed, orphaned)
     finally:
         index.close()
 
 
-def _serve(side, conn: Connection, indexed, orphaned) -> None:  # noqa: ANN001
+def _serve(side: IndexSide, conn: Connection, indexed: ctypes.c_longlong, orphaned: Callable[[], bool]) -> None:
     """Publish progress until the parent says what to do, or dies."""
     while True:
         indexed.value = side.indexed
@@ -183,7 +187,7 @@ def _serve(side, conn: Connection, indexed, orphaned) -> None:  # noqa: ANN001
         return
 
 
-def _open_writer(cfg: Settings, orphaned) -> SearchIndex | None:  # noqa: ANN001
+def _open_writer(cfg: Settings, orphaned: Callable[[], bool]) -> SearchIndex | None:
     """The writable index, once an earlier run's index process has let go of it."""
     deadline = time.monotonic() + WRITER_WAIT_S
     while True:
