@@ -11,7 +11,7 @@ process's user + system time: this process makes itself a child subreaper, so th
 index process or helper whose parent exits first is re-parented here and reaped, and
 its time lands in RUSAGE_CHILDREN with the rest.
 
-    .venv/bin/python -m bench.process_compare --site ~/.cache/tansuo/libreoffice-help-site --rounds 3
+    .venv/bin/python -m bench.process_compare --site ~/.cache/tansuo/zh-gimp-site --rounds 3 --write
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import machine
+from bench.marked_block import MarkedBlock
 from bench.crawl_bench import HOUSEKEEPING
 from bench.crawl_profile import crawl_cmd
 from services.cli.demo_site import default_cache
@@ -40,6 +41,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 ONE = "tansuo crawl, one process (TANSUO_EMBEDDED_PROCESSES=1)"
 TWO = "tansuo crawl, two processes (the default)"
 SCRAPY = "plain Scrapy spider (bench/scrapy_spider.py)"
+BLOCK = MarkedBlock("<!-- embedded-processes:start (bench/process_compare.py --write) -->",
+                    "<!-- embedded-processes:end -->")
+DOCS = REPO / "docs" / "benchmarks.md"
+HEADING = "## One process or two: `tansuo crawl` on two cores (issue 12)"
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.process_compare", description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=default_cache().parent / "libreoffice-help-site")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help=f"write the section into {DOCS.relative_to(REPO)}")
     args = parser.parse_args(argv)
     ctypes.CDLL(ctypes.util.find_library("c")).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     jobs = [(ONE, _tansuo("1")), (TWO, _tansuo("2")), (SCRAPY, _scrapy)]
@@ -133,15 +139,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"round {n + 1}, {label}: {run.pages} pages, {run.wall_s:.1f} s, {run.cpu_s:.1f} s CPU",
                       file=sys.stderr, flush=True)  # fmt: skip
     load.append(os.getloadavg()[0])
-    m = machine.describe()
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Tansuo `{m.commit}`, {m.cpu}, {m.cores} cores, "
-          f"Python {m.python}; site {args.site.name}; {args.rounds} rounds; load average (1 min) {load[0]:.1f} at the "
-          f"start, {load[1]:.1f} at the end.\n")  # fmt: skip
-    print("| crawler | pages | wall s | pages/s (range) | CPU ms a page (range) | pages/s ÷ one process "
-          "| pages/s ÷ Scrapy | CPU a page ÷ Scrapy |\n|---|---|---|---|---|---|---|---|")
-    for label, _ in jobs:
-        print(_row(label, runs[label], runs[ONE], runs[SCRAPY]))
+    section = _render(args, runs, (load[0], load[1]))
+    print(section)
+    if args.write:
+        BLOCK.write(DOCS, section)
     return 0
+
+
+def _render(args: argparse.Namespace, runs: dict[str, list[Run]], load: tuple[float, float]) -> str:
+    m = machine.describe()
+    rows = "\n".join(_row(label, runs[label], runs[ONE], runs[SCRAPY]) for label in (ONE, TWO, SCRAPY))
+    return (
+        f"{HEADING}\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Tansuo `{m.commit}`, {m.cpu}, "
+        f"{m.cores} cores, Python {m.python}. Site `{args.site.name}` on 127.0.0.1, `--delay 0`, a fresh data "
+        f"directory each run, {args.rounds} rounds with the order rotating. Load average (1 min) {load[0]:.1f} at "
+        f"the start, {load[1]:.1f} at the end. `python -m bench.process_compare`: CPU is user + system of every "
+        "process a run started (the index process included), pages are the site server's count; medians, "
+        "ranges in brackets.\n\n"
+        "| crawler | pages | wall s | pages/s (range) | CPU ms a page (range) | pages/s ÷ one process "
+        "| pages/s ÷ Scrapy | CPU a page ÷ Scrapy |\n|---|---|---|---|---|---|---|---|\n" + rows + "\n"
+    )
 
 
 if __name__ == "__main__":

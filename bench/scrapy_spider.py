@@ -1,7 +1,7 @@
 """The baseline of issue 12: a plain Scrapy spider that fetches a site and extracts
 what a search engine needs from each page, and nothing else.
 
-It follows every link on the start URL's host (Scrapy's LinkExtractor), and takes
+It follows every link under the start URL's origin (Scrapy's LinkExtractor), and takes
 each page's title and body text (XPath over Scrapy's own parsel selector), so that
 it pays for fetching, parsing and extracting as Tansuo's crawler does, without
 storing, indexing or ranking anything. It keeps Scrapy's defaults where Tansuo keeps
@@ -13,6 +13,7 @@ its own equivalents: 16 concurrent requests, its duplicate filter, no robots.txt
 
 from __future__ import annotations
 
+import re
 import sys
 from urllib.parse import urlsplit
 
@@ -27,7 +28,10 @@ class SiteSpider(scrapy.Spider):
     def __init__(self, start: str, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.start_urls = [start]
-        self.links = LinkExtractor(allow_domains=[urlsplit(start).hostname or ""])
+        # By URL prefix, not allow_domains: that compares the host *with its port*
+        # against the names given, so a site on 127.0.0.1:PORT would match nothing.
+        origin = "{0.scheme}://{0.netloc}/".format(urlsplit(start))
+        self.links = LinkExtractor(allow=(f"^{re.escape(origin)}",))
         self.pages = 0
 
     def parse(self, response):  # type: ignore[no-untyped-def]  # Scrapy's callback protocol
