@@ -28,15 +28,23 @@ def _check_seeds(cfg: Settings, seeds: list[str]) -> None:
         raise CommandError(str(exc)) from None
 
 
-def _crawl(cfg: Settings, seeds: list[str], progress: bool, index=None, continuous: bool = False) -> int:  # noqa: ANN001
+def _crawl(cfg: Settings, seeds: list[str], progress: bool, continuous: bool = False) -> int:
     from services.cli.embedded_crawl import EmbeddedCrawl
-    from services.cli.progress_view import ProgressView
 
     _check_seeds(cfg, seeds)
-    crawl = EmbeddedCrawl(cfg, seeds, index=index, continuous=continuous)
-    with ProgressView(enabled=progress) as view:
-        summary = crawl.run(on_tick=view.tick)
-        view.tick(crawl)
+    return _run_crawl(EmbeddedCrawl(cfg, seeds, continuous=continuous), progress)
+
+
+def _run_crawl(crawl, progress: bool) -> int:  # noqa: ANN001
+    """Crawl to the end with the progress line, print the summary; the exit status."""
+    from services.cli.progress_view import ProgressView
+
+    try:
+        with ProgressView(enabled=progress) as view:
+            summary = crawl.run(on_tick=view.tick)
+            view.tick(crawl)
+    finally:
+        crawl.close()
     p = summary.progress
     state = "finished" if summary.finished else "stopped (run the same command to resume)"
     print(
@@ -217,16 +225,22 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     from services.api.app import create_app
     from services.api.main import serve as serve_app
     from services.api.metrics_port import serve_metrics_port
+    from services.cli.embedded_crawl import EmbeddedCrawl
 
     _check_seeds(cfg, args.seeds)
-    index = build_search_index(cfg)
-    server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
+    continuous = getattr(args, "continuous", False)  # `tansuo demo` has no such flag
+    crawl = EmbeddedCrawl(cfg, args.seeds, continuous=continuous)
+    try:
+        index = crawl.readable_index()
+        server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
+    except BaseException:
+        crawl.close()
+        raise
     metrics_cfg = _local_metrics(cfg)
     metrics = serve_metrics_port(metrics_cfg.health_host, metrics_cfg.health_port, required=False)
     print(f"Tansuo search UI on http://{cfg.api_host}:{server.port}/  (Ctrl-C to stop)", file=sys.stderr)
     try:
-        continuous = getattr(args, "continuous", False)  # `tansuo demo` has no such flag
-        status = _crawl(cfg, args.seeds, progress=not args.no_progress, index=index, continuous=continuous)
+        status = _run_crawl(crawl, progress=not args.no_progress)
         if status != 0:
             return status
         print("crawl done; still serving (Ctrl-C to stop)", file=sys.stderr)

@@ -1,8 +1,12 @@
-"""Embedded mode: every service in one process, talking over the durable in-process bus.
+"""Embedded mode: every service on one machine, talking over the durable SQLite bus.
 
 The services are the same classes that run alone in a cluster; only the adapters that
 bootstrap picks differ. Scrapy's reactor needs the main thread, so the crawler runs
-there and the scheduler, indexer and ranker loops run in threads beside it.
+there and the scheduler loop and the watcher run in threads beside it. The indexer
+and ranker run in a second process (services/cli/index_process.py) that owns the
+writable index, so that segmenting pages and extracting them use a core each; with
+TANSUO_EMBEDDED_PROCESSES=1 they run as threads of this process instead
+(services/cli/index_side.py), as they all did before.
 """
 
 from __future__ import annotations
@@ -12,20 +16,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from services.common.bootstrap import (
-    build_bus,
-    build_frontier_state,
-    build_link_graph,
-    build_page_store,
-    build_search_index,
-)
+from services.cli.index_process import IndexProcess, IndexProcessDied
+from services.cli.index_side import IndexSide
+from services.common.bootstrap import build_bus, build_frontier_state, build_page_store, build_search_index
 from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
 from services.crawler.worker import CrawlerWorker
-from services.indexer.indexer import Indexer
-from services.ranker.ranker import Ranker
 from services.scheduler.frontier import Frontier
 from services.scheduler.frontier_metrics import MeteredFrontierState
 from services.scheduler.lease_check import lease_checker
@@ -69,25 +68,41 @@ class CrawlSummary:
     given_up: list[tuple[str, str]] = field(default_factory=list)  # (host, why) unreachable this pass
 
 
+class Indexing(Protocol):
+    """The indexer and ranker, in this process (IndexSide) or in their own (IndexProcess)."""
+
+    @property
+    def indexed(self) -> int: ...
+
+    def start(self) -> None: ...
+
+    def wait_ready(self) -> None: ...
+
+    def alive(self) -> bool: ...
+
+    def finish(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
 class EmbeddedCrawl:
-    def __init__(
-        self, cfg: Settings, seeds: Sequence[str], index: SearchIndex | None = None, continuous: bool = False
-    ) -> None:
+    def __init__(self, cfg: Settings, seeds: Sequence[str], continuous: bool = False) -> None:
         """``continuous``: never finish; recrawl pages when due (see the recrawl settings)."""
         self.cfg = cfg
         self.bus = build_bus(cfg)
+        # Every group, before anything is published, and whichever process consumes it,
+        # so that compact() never drops a message a group has not seen.
         for topic, groups in _GROUPS.items():
             for group in groups:
                 self.bus.subscribe(topic, group)  # type: ignore[attr-defined]
-        self.index = index if index is not None else build_search_index(cfg)
+        self.index: SearchIndex | None = None
+        self._indexing: Indexing | None = None
         # Metered as in `tansuo scheduler`, so `tansuo run`'s /metrics counts the same things.
         state = MeteredFrontierState(build_frontier_state(cfg))
         self.frontier = Frontier(cfg, state, Scope.from_settings(cfg, seeds))
         self.seeds = self.frontier.add_seeds(seeds)
         self.scheduler = Scheduler(self.frontier, self.bus, continuous=continuous)
         self.continuous = continuous
-        self.indexer = Indexer(cfg, self.bus, self.index)
-        self.ranker = Ranker(cfg, self.bus, build_link_graph(cfg), self.index)
         self.worker = CrawlerWorker(cfg, self.bus, build_page_store(cfg), lease_check=lease_checker(self.frontier.state))
         self._stop = threading.Event()
         self._finished = threading.Event()
@@ -102,7 +117,7 @@ class EmbeddedCrawl:
             queued=counts.queued,
             in_flight=counts.leased,
             errors=counts.failed + self.worker.stats.errors,
-            indexed=self.indexer.indexed,
+            indexed=self._indexing.indexed if self._indexing is not None else 0,
             elapsed_s=time.monotonic() - self._started,
         )
 
@@ -111,16 +126,42 @@ class EmbeddedCrawl:
         elapsed = time.monotonic() - self._started
         return (self.frontier.counts().fetched - self._fetched_at_start) / elapsed if elapsed > 0 else 0.0
 
+    def start_indexing(self) -> None:
+        """Start the indexer and ranker, once; the index process loads while the
+        crawler starts."""
+        if self._indexing is not None:
+            return
+        if self.cfg.embedded_processes == 1:
+            side = IndexSide(self.cfg, self.bus, build_search_index(self.cfg))
+            self._indexing, self.index = side, side.index
+            side.start()
+            return
+        self._indexing = IndexProcess(self.cfg)
+        self._indexing.start()
+
+    def readable_index(self) -> SearchIndex:
+        """The index for reading: the writable one in a single process, else a
+        read-only view that sees every commit of the index process, as `tansuo serve`
+        beside a crawl does."""
+        self.start_indexing()
+        if self.index is None:
+            assert self._indexing is not None
+            self._indexing.wait_ready()
+            self.index = build_search_index(self.cfg, read_only=True)
+        return self.index
+
+    def close(self) -> None:
+        """Stop the indexing side if the crawl did not finish it (an error, a second
+        Ctrl-C): no index process outlives the command."""
+        if self._indexing is not None:
+            self._indexing.close()
+
     def run(self, on_tick: Callable[["EmbeddedCrawl"], None] | None = None) -> CrawlSummary:
         if not self.seeds and self.frontier.finished():
             log.warning("nothing to crawl: no seed is in scope and the frontier is empty")
+        self.start_indexing()
         threads = [
             threading.Thread(target=self._loop, args=(self.scheduler.step,), name="scheduler", daemon=True),
-            threading.Thread(target=self.indexer.run, args=(self._stop,), name="indexer", daemon=True),
-            # The final PageRank run happens in _finish, after the indexer has drained.
-            threading.Thread(
-                target=self.ranker.run, args=(self._stop,), kwargs={"final_recompute": False}, name="ranker", daemon=True
-            ),
             threading.Thread(target=self._watch, args=(on_tick,), name="watch", daemon=True),
         ]
         for t in threads:
@@ -151,6 +192,10 @@ class EmbeddedCrawl:
                 self._release_orphaned_leases()
             if on_tick is not None:
                 on_tick(self)
+            if self._indexing is not None and not self._indexing.alive():
+                log.error("the index process ended during the crawl; stopping (run the same command to resume)")
+                self.worker.stop()
+                return
             done = (
                 not self.continuous
                 and self.scheduler.idle()
@@ -176,17 +221,25 @@ class EmbeddedCrawl:
 
     def _finish(self) -> CrawlSummary:
         """Index and rank whatever the crawl produced, even when interrupted."""
-        while self.indexer.step(0.0):
-            pass
-        self.indexer.flush()
-        while self.ranker.step(0.0):
-            pass
-        run = self.ranker.recompute()
+        nodes = self._finish_indexing()
         self.bus.compact()  # type: ignore[attr-defined]
         return CrawlSummary(
             finished=self._finished.is_set(),
             progress=self.progress(),
-            documents=self.index.count(),
-            pagerank_nodes=run.nodes,
+            documents=self.readable_index().count(),
+            pagerank_nodes=nodes,
             given_up=self.frontier.given_up_hosts(),
         )
+
+    def _finish_indexing(self) -> int:
+        """Drain through the indexing side; if the index process died, here instead
+        (its writer lock went with it), on a fresh bus connection whose offsets are
+        the ones that process committed."""
+        assert self._indexing is not None
+        try:
+            return self._indexing.finish()
+        except IndexProcessDied as exc:
+            log.error("%s; indexing the rest in this process", exc)
+        side = IndexSide(self.cfg, build_bus(self.cfg), build_search_index(self.cfg))
+        self.index = side.index
+        return side.finish()

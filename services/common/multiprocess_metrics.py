@@ -2,6 +2,8 @@
 
 `tansuo serve` and `tansuo api` fork worker processes (services/api/gunicorn_server.py),
 and a scrape of /metrics reaches whichever worker the kernel hands the connection to.
+`tansuo run` and `tansuo demo` serve /metrics from the crawl's process while the
+indexer and ranker count in the index process (services/cli/index_process.py).
 prometheus_client's multiprocess mode makes every worker write its values to files in
 one directory and sums them on a scrape. It must be chosen before prometheus_client is
 first imported, so the CLI calls ``prepare`` before importing anything else.
@@ -16,7 +18,9 @@ import tempfile
 from collections.abc import Sequence
 
 ENV = "PROMETHEUS_MULTIPROC_DIR"
-SERVING_COMMANDS = ("serve", "api")
+# Commands whose /metrics sums several processes: gunicorn's workers, or the embedded
+# crawl's two processes.
+SERVING_COMMANDS = ("serve", "api", "run", "demo")
 
 
 def prepare(argv: Sequence[str]) -> None:
@@ -49,7 +53,7 @@ def registry():  # type: ignore[no-untyped-def]  # prometheus_client's registrie
 
 
 def worker_exited(pid: int) -> None:
-    """Drop a dead worker's live gauges (its counters stay, as they must)."""
+    """Drop a dead worker's (or index process's) live gauges; its counters stay, as they must."""
     if enabled():
         from prometheus_client import multiprocess
 

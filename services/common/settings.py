@@ -172,6 +172,13 @@ class Settings(BaseSettings):
     tasks_recrawl_sweep_interval_s: float = Field(default=60.0, ge=0)
     tasks_reindex_interval_s: float = Field(default=0.0, ge=0)
 
+    # --- embedded mode (`tansuo crawl`, `run`, `demo`)
+    # 2: the crawler and scheduler in one process, the indexer and ranker in a second,
+    # so a 2-core machine uses both cores and segmentation never holds up the reactor;
+    # 1: every service in one process (today's layout before issue 12: for debugging
+    # with one traceback and one pdb, and for 1-core machines).
+    embedded_processes: int = Field(default=2, ge=1, le=2)
+
     # --- every worker service: /livez, /readyz, /metrics
     health_port: int = Field(default=9102, ge=0, le=65535)  # 0 = any free port
     health_host: str = "0.0.0.0"

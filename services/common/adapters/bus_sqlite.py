@@ -1,8 +1,13 @@
-"""Embedded bus: a durable message log in one SQLite file, shared by threads of one process.
+"""Embedded bus: a durable message log in one SQLite file, shared by threads and processes.
 
 Why durable and not a ``queue.Queue``: the embedded crawl must survive ``kill -9``.
 A page event that the crawler published but the indexer had not yet committed is
 delivered again after a restart, exactly as Kafka would redeliver it.
+
+The embedded crawl runs its indexer and ranker in a second process on the same file
+(services/cli/index_process.py). A publish wakes a waiting poll of its own process at
+once; a poll in another process is not told, so it looks again every
+``CROSS_PROCESS_POLL_S`` while it waits.
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from services.common.ports import Message
+
+# How often a waiting poll looks for messages another process published: short beside
+# the indexer's one-second commit interval, and one indexed SELECT each time.
+CROSS_PROCESS_POLL_S = 0.05
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -48,7 +57,8 @@ class _Cursor:
 
 
 class SqliteBus:
-    """One consumer per group per process: the embedded deployment runs each role once."""
+    """One consumer per group: the embedded deployment runs each role once, in one of
+    its processes; offsets of a group are written only by the process that consumes it."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +81,9 @@ class SqliteBus:
     def publish_many(self, topic: str, items: Sequence[tuple[str, bytes]]) -> None:
         """Publish (key, payload) pairs in one transaction."""
         with self._lock:
-            self._db.execute("BEGIN")
+            # IMMEDIATE: take the write lock now, waiting (busy timeout) for the other
+            # process's write to end, rather than fail when a read turns into a write.
+            self._db.execute("BEGIN IMMEDIATE")
             self._db.executemany(
                 "INSERT INTO messages(topic, key, payload) VALUES (?, ?, ?)",
                 [(topic, key, payload) for key, payload in items],
@@ -113,7 +125,7 @@ class SqliteBus:
                 remaining = deadline - time.monotonic()
                 if rows or remaining <= 0:
                     break
-                self._arrived.wait(remaining)
+                self._arrived.wait(min(remaining, CROSS_PROCESS_POLL_S))
                 if self._closed:
                     return []
             for msg_id, _, _ in rows:

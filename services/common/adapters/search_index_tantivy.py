@@ -36,6 +36,7 @@ from services.common.model import (
     SearchQuery,
     index_doc_from,
 )
+from services.common.ports import IndexWriterBusy
 from services.common.query_tree import Node, Phrase, Term, can_match
 from services.common.settings import Settings
 from services.common import minhash
@@ -56,6 +57,10 @@ _MAX_SITES = 10_000
 
 class IndexUnavailable(RuntimeError):
     """The index directory cannot be opened the way it was asked for."""
+
+
+class IndexLocked(IndexUnavailable, IndexWriterBusy):
+    """Another process holds the index writer; it is free again once that one exits."""
 
 
 def _schema() -> tantivy.Schema:
@@ -206,7 +211,7 @@ class TantivySearchIndex:
             try:
                 self._writer = self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
             except ValueError as exc:
-                raise IndexUnavailable(
+                raise IndexLocked(
                     f"the search index at {self._path} is already open for writing "
                     f"(another tansuo process?): {exc}"
                 ) from exc

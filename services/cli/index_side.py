@@ -1,0 +1,69 @@
+"""The indexing half of an embedded crawl: the indexer and ranker loops, and their drain.
+
+The same class runs in the crawl's own process (TANSUO_EMBEDDED_PROCESSES=1) and in
+the index process (services/cli/index_process.py), so both layouts end a crawl the
+same way: the indexer drained and flushed first, then the ranker, then one PageRank
+run, so that every page the crawler published is indexed and ranked.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from services.common.bootstrap import build_link_graph
+from services.common.ports import Bus, SearchIndex
+from services.common.settings import Settings
+from services.indexer.indexer import Indexer
+from services.ranker.ranker import Ranker
+
+
+class IndexSide:
+    """Indexer and ranker threads over one bus and one writable index."""
+
+    def __init__(self, cfg: Settings, bus: Bus, index: SearchIndex) -> None:
+        self.index = index
+        self.indexer = Indexer(cfg, bus, index)
+        self.ranker = Ranker(cfg, bus, build_link_graph(cfg), index)
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self.indexer.run, args=(self._stop,), name="indexer", daemon=True),
+            # The final PageRank run happens in finish(), after the indexer has drained.
+            threading.Thread(
+                target=self.ranker.run, args=(self._stop,), kwargs={"final_recompute": False}, name="ranker", daemon=True
+            ),
+        ]
+
+    @property
+    def indexed(self) -> int:
+        return self.indexer.indexed
+
+    def start(self) -> None:
+        for t in self._threads:
+            t.start()
+
+    def wait_ready(self) -> None:
+        """Ready from the start: the index was opened before the threads began."""
+
+    def alive(self) -> bool:
+        return True  # threads of the caller's own process: they end only with it
+
+    def close(self) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """End both loops; the indexer commits what it holds (its loop flushes on stop)."""
+        self._stop.set()
+        for t in self._threads:
+            if t.is_alive():
+                t.join(timeout=120)
+
+    def finish(self) -> int:
+        """Stop, then index and rank whatever is left on the bus; returns the pages the
+        final PageRank run ranked."""
+        self.stop()
+        while self.indexer.step(0.0):
+            pass
+        self.indexer.flush()
+        while self.ranker.step(0.0):
+            pass
+        return self.ranker.recompute().nodes
