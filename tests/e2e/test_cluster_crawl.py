@@ -138,6 +138,8 @@ def crawl_until_midway(cluster: Cluster, site, crawlers: int = 2, fetched: int =
 
 
 def test_a_crawler_killed_mid_crawl_loses_nothing(cluster, site_copy, embedded_reference):
+    # The dead crawler's jobs come back when their leases expire: 10 s, not 30.
+    cluster.env["TANSUO_FRONTIER_LEASE_TIMEOUT_S"] = "10"
     site = serve_site(site_copy)
     crawl_until_midway(cluster, site)
     victim = cluster.procs.pop("crawler0")

@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 def _fast_env(*args) -> dict[str, str]:
     """Politeness is tested elsewhere; here only what survives an outage matters. Jobs
-    sent into the outage come back when their lease expires: 15 s, not 30."""
-    return {**cluster_env(*args), "TANSUO_FRONTIER_HOST_DELAY_S": "0", "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "15"}
+    sent into the outage come back when their lease expires: 10 s, not 30."""
+    return {**cluster_env(*args), "TANSUO_FRONTIER_HOST_DELAY_S": "0", "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "10"}
 
 
 @contextmanager
