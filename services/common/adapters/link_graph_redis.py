@@ -1,90 +1,178 @@
-"""Cluster link graph: each page's outlinks in one Redis hash field.
+"""Cluster link graph: pages and their outlinks by id, in Redis hashes.
 
-- ``P links:out`` hash: source URL -> JSON list of distinct [target, anchor] pairs. A
-  page's links are one value, so ``set_outlinks`` replaces them with one write and a
-  reader never sees half of them; ``edges``/``anchors`` walk it with HSCAN in chunks
-  instead of one reply the size of the graph.
-- ``P links:nodes`` zset, every score 0: the sources in byte order (which is SQLite's
-  order for UTF-8 text), read in chunks.
+- ``P graph:url-ids`` / ``P graph:urls``: URL → id and id → URL; ``P graph:text-ids`` /
+  ``P graph:texts`` the same for anchor texts; ``P graph:next`` the next free id of each
+  (fields ``url`` and ``text``). Ids start at 0 and have no gaps, so they index arrays.
+- ``P graph:targets``: source id → its distinct target ids, packed
+  (``services.common.link_ids``); every page has a field, linkless ones an empty value.
+- ``P graph:anchors``: source id → its packed (target id, text id) pairs, only for
+  pages with non-empty anchors. PageRank reads ``targets`` alone.
 
-Both are written by one Lua script, so the node and its links appear together, and
-the script can say whether anything changed.
+One Lua script per page gives its URLs ids, packs them and replaces its two values, so
+a page's links appear together and the script can say whether anything changed.
+
+A graph left by an older version (``P links:out``, source URL → JSON of [target, anchor]
+pairs, and the ``P links:nodes`` zset) is converted when the adapter is built: page by
+page through the same script, each old field deleted once converted, so a conversion
+cut short goes on at the next start.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import redis
 
+from services.common.adapters.link_graph_views import LinkGraphViews
 from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, translate_errors
+from services.common.link_ids import AnchorChunk, EdgeChunk, anchor_chunk, distinct_links, edge_chunk
 
-_CHUNK = 5000
-# KEYS: out hash, nodes zset; ARGV: source, its links as JSON. Returns 1 if changed.
+_CHUNK = 5000  # pages per HSCAN step, ids per HMGET
+_PIPELINE = 500  # pages per round trip in set_outlinks_many
+# KEYS: url-ids, urls, text-ids, texts, next, targets, anchors.
+# ARGV: source URL, number of targets, the targets, then (target's 1-based position, text)
+# pairs. Returns 1 if the page is new or its links changed.
 _SET_OUTLINKS = """
-local added = redis.call('ZADD', KEYS[2], 0, ARGV[1])
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  return added
+local function id_of(ids, values, kind, value)
+  local id = redis.call('HGET', ids, value)
+  if id then return tonumber(id) end
+  id = redis.call('HINCRBY', KEYS[5], kind, 1) - 1
+  redis.call('HSET', ids, value, id)
+  redis.call('HSET', values, id, value)
+  return id
 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local source = id_of(KEYS[1], KEYS[2], 'url', ARGV[1])
+local n = tonumber(ARGV[2])
+local target_ids, sorted, packed = {}, {}, {}
+for i = 1, n do
+  target_ids[i] = id_of(KEYS[1], KEYS[2], 'url', ARGV[2 + i])
+  sorted[i] = target_ids[i]
+end
+table.sort(sorted)
+for i = 1, n do packed[i] = struct.pack('<I4', sorted[i]) end
+local anchors = {}
+for j = 3 + n, #ARGV, 2 do
+  anchors[#anchors + 1] = {target_ids[tonumber(ARGV[j])], id_of(KEYS[3], KEYS[4], 'text', ARGV[j + 1])}
+end
+table.sort(anchors, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+for i, pair in ipairs(anchors) do anchors[i] = struct.pack('<I4I4', pair[1], pair[2]) end
+local targets_value, anchors_value = table.concat(packed), table.concat(anchors)
+if redis.call('HGET', KEYS[6], source) == targets_value
+    and (redis.call('HGET', KEYS[7], source) or '') == anchors_value then
+  return 0
+end
+redis.call('HSET', KEYS[6], source, targets_value)
+if anchors_value == '' then redis.call('HDEL', KEYS[7], source) else redis.call('HSET', KEYS[7], source, anchors_value) end
 return 1
 """
 
 
-class RedisLinkGraph:
-    """Safe for many writers: each ``set_outlinks`` is one transaction."""
+class RedisLinkGraph(LinkGraphViews):
+    """Safe for many writers: each page's write is one script, so one transaction."""
 
     def __init__(self, client: redis.Redis, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis") -> None:
-        self._r = client
-        self._out = f"{prefix}links:out"
-        self._nodes = f"{prefix}links:nodes"
+        self._r = client  # decode_responses=False: the packed values are bytes
         self._where = where
+        names = ("url-ids", "urls", "text-ids", "texts", "next", "targets", "anchors")
+        self._keys = [f"{prefix}graph:{name}" for name in names]
+        self._legacy_out, self._legacy_nodes = f"{prefix}links:out", f"{prefix}links:nodes"
         self._set_outlinks = client.register_script(_SET_OUTLINKS)
+        self._convert_legacy()
 
     @classmethod
     def from_url(cls, url: str) -> "RedisLinkGraph":
-        target = connect(url)
+        target = connect(url, decode_responses=False)
         return cls(target.client, target.prefix, target.where)
 
     @translate_errors
     def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
-        """Replace ``source``'s outlinks: a replayed batch leaves the graph as it was.
-        The pairs are sorted, so equal links are equal values."""
-        pairs = sorted({(target, anchor) for target, anchor in links})
-        value = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))
-        return bool(self._set_outlinks(keys=[self._out, self._nodes], args=[source, value]))
-
-    def _outlinks(self) -> dict[str, list[list[str]]]:
-        # HSCAN may return a field twice while the hash grows; the dict keeps one copy.
-        return {source: json.loads(value) for source, value in self._r.hscan_iter(self._out, count=_CHUNK)}
+        """Replace ``source``'s outlinks: a replayed batch leaves the graph as it was."""
+        return self._set_outlinks(keys=self._keys, args=self._args(source, links)) == 1
 
     @translate_errors
-    def edges(self) -> list[tuple[str, str]]:
-        """Every distinct (source, target)."""
-        return [
-            (source, target)
-            for source, pairs in self._outlinks().items()
-            for target in dict.fromkeys(target for target, _ in pairs)
-        ]
+    def set_outlinks_many(self, pages: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> list[bool]:
+        """One script per page, as ``set_outlinks``, sent in pipelines: a round trip per
+        few hundred pages rather than per page."""
+        changed: list[bool] = []
+        for start in range(0, len(pages), _PIPELINE):
+            pipe = self._r.pipeline(transaction=False)
+            for source, links in pages[start : start + _PIPELINE]:
+                self._set_outlinks(keys=self._keys, args=self._args(source, links), client=pipe)
+            changed += [reply == 1 for reply in pipe.execute()]
+        return changed
+
+    @staticmethod
+    def _args(source: str, links: Sequence[tuple[str, str]]) -> list[str | int]:
+        targets, anchors = distinct_links(links)
+        position = {target: i for i, target in enumerate(targets, start=1)}
+        args: list[str | int] = [source, len(targets), *targets]
+        for target, text in anchors:
+            args += [position[target], text]
+        return args
 
     @translate_errors
-    def nodes(self) -> list[str]:
-        # By member rather than by rank, so a node added meanwhile shifts nothing.
-        nodes: list[str] = []
-        while chunk := self._r.zrangebylex(self._nodes, f"({nodes[-1]}" if nodes else "-", "+", 0, _CHUNK):
-            nodes += chunk
-        return nodes
+    def edge_chunks(self) -> Iterator[EdgeChunk]:
+        for rows in self._pages(self._keys[5]):
+            yield edge_chunk(rows)
 
     @translate_errors
-    def anchors(self) -> dict[str, list[str]]:
-        """Non-empty anchor texts per target, one entry per linking (source, text)."""
-        result: dict[str, list[str]] = {}
-        for pairs in self._outlinks().values():
-            for target, anchor in pairs:
-                if anchor:
-                    result.setdefault(target, []).append(anchor)
-        return result
+    def anchor_chunks(self) -> Iterator[AnchorChunk]:
+        for rows in self._pages(self._keys[6]):
+            yield anchor_chunk(rows)
+
+    def _pages(self, key: str) -> Iterator[list[tuple[int, bytes]]]:
+        # HSCAN may return a field twice while the hash grows: each page is kept once.
+        seen: set[int] = set()
+        cursor = None
+        while cursor != 0:
+            cursor, fields = self._r.hscan(key, cursor or 0, count=_CHUNK)
+            rows = [(int(field), value) for field, value in fields.items()]
+            rows = [row for row in rows if row[0] not in seen]
+            seen.update(source for source, _ in rows)
+            if rows:
+                yield rows
+
+    @translate_errors
+    def urls(self, ids: Sequence[int]) -> list[str]:
+        return self._values(self._keys[1], ids)
+
+    @translate_errors
+    def texts(self, ids: Sequence[int]) -> list[str]:
+        return self._values(self._keys[3], ids)
+
+    def _values(self, key: str, ids: Sequence[int]) -> list[str]:
+        out: list[str] = []
+        for start in range(0, len(ids), _CHUNK):
+            out += [v.decode() for v in self._r.hmget(key, [int(i) for i in ids[start : start + _CHUNK]])]
+        return out
+
+    @translate_errors
+    def url_ids(self, urls: Sequence[str]) -> list[int | None]:
+        out: list[int | None] = []
+        for start in range(0, len(urls), _CHUNK):
+            out += [None if v is None else int(v) for v in self._r.hmget(self._keys[0], urls[start : start + _CHUNK])]
+        return out
+
+    @translate_errors
+    def node_count(self) -> int:
+        return int(self._r.hlen(self._keys[5]))
+
+    @translate_errors
+    def _convert_legacy(self) -> None:
+        if not self._r.exists(self._legacy_out):
+            return
+        cursor = None
+        while cursor != 0:  # deleting fields during an HSCAN is allowed: they are not returned again
+            cursor, fields = self._r.hscan(self._legacy_out, cursor or 0, count=_CHUNK)
+            if fields:
+                self.set_outlinks_many([(s.decode(), [(t, a) for t, a in json.loads(v)]) for s, v in fields.items()])
+                self._r.hdel(self._legacy_out, *fields)
+        self._r.delete(self._legacy_out, self._legacy_nodes)
+
+    def key_names(self) -> list[str]:
+        """Every key of the graph, for measuring its memory (``MEMORY USAGE``)."""
+        return list(self._keys)
 
     @translate_errors
     def ping(self) -> None:
