@@ -72,6 +72,6 @@ def anchor_chunk(rows: Sequence[tuple[int, bytes]]) -> AnchorChunk:
 def distinct_links(links: Iterable[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
     """Distinct targets, and distinct (target, anchor) pairs with non-empty anchors: what
     an adapter stores of a page's links."""
-    pairs = set(links)
+    pairs = {(target, anchor) for target, anchor in links}
     targets = sorted({target for target, _ in pairs})
     return targets, sorted(pair for pair in pairs if pair[1])

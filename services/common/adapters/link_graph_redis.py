@@ -20,6 +20,7 @@ cut short goes on at the next start.
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Iterator, Sequence
 
 import redis
@@ -31,8 +32,10 @@ from services.common.link_ids import AnchorChunk, EdgeChunk, anchor_chunk, disti
 _CHUNK = 5000  # pages per HSCAN step, ids per HMGET
 _PIPELINE = 500  # pages per round trip in set_outlinks_many
 # KEYS: url-ids, urls, text-ids, texts, next, targets, anchors.
-# ARGV: source URL, number of targets, the targets, then (target's 1-based position, text)
-# pairs. Returns 1 if the page is new or its links changed.
+# ARGV: the source URL; its targets, each a 4-byte length then the URL; its anchors,
+# each the target's 1-based position, then a length and the text (all little-endian
+# uint32). Three arguments however many links: packing one argument per link cost
+# redis-py more than the script cost Redis. Returns 1 if the page is new or changed.
 _SET_OUTLINKS = """
 local function id_of(ids, values, kind, value)
   local id = redis.call('HGET', ids, value)
@@ -42,18 +45,26 @@ local function id_of(ids, values, kind, value)
   redis.call('HSET', values, id, value)
   return id
 end
+local function read_string(blob, at)
+  local size = struct.unpack('<I4', blob, at)
+  return string.sub(blob, at + 4, at + 3 + size), at + 4 + size
+end
 local source = id_of(KEYS[1], KEYS[2], 'url', ARGV[1])
-local n = tonumber(ARGV[2])
 local target_ids, sorted, packed = {}, {}, {}
-for i = 1, n do
-  target_ids[i] = id_of(KEYS[1], KEYS[2], 'url', ARGV[2 + i])
-  sorted[i] = target_ids[i]
+local at, url = 1, nil
+while at <= #ARGV[2] do
+  url, at = read_string(ARGV[2], at)
+  target_ids[#target_ids + 1] = id_of(KEYS[1], KEYS[2], 'url', url)
+  sorted[#sorted + 1] = target_ids[#target_ids]
 end
 table.sort(sorted)
-for i = 1, n do packed[i] = struct.pack('<I4', sorted[i]) end
-local anchors = {}
-for j = 3 + n, #ARGV, 2 do
-  anchors[#anchors + 1] = {target_ids[tonumber(ARGV[j])], id_of(KEYS[3], KEYS[4], 'text', ARGV[j + 1])}
+for i, id in ipairs(sorted) do packed[i] = struct.pack('<I4', id) end
+local anchors, position, text = {}, 0, nil
+at = 1
+while at <= #ARGV[3] do
+  position = struct.unpack('<I4', ARGV[3], at)
+  text, at = read_string(ARGV[3], at + 4)
+  anchors[#anchors + 1] = {target_ids[position], id_of(KEYS[3], KEYS[4], 'text', text)}
 end
 table.sort(anchors, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
 for i, pair in ipairs(anchors) do anchors[i] = struct.pack('<I4I4', pair[1], pair[2]) end
@@ -68,14 +79,22 @@ return 1
 """
 
 
+_LENGTH = struct.Struct("<I")
+_ROLES = ("url-ids", "urls", "text-ids", "texts", "next", "targets", "anchors")  # KEYS of the script, in order
+
+
+def _sized(text: str) -> bytes:
+    data = text.encode()
+    return _LENGTH.pack(len(data)) + data
+
+
 class RedisLinkGraph(LinkGraphViews):
     """Safe for many writers: each page's write is one script, so one transaction."""
 
     def __init__(self, client: redis.Redis, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis") -> None:
         self._r = client  # decode_responses=False: the packed values are bytes
         self._where = where
-        names = ("url-ids", "urls", "text-ids", "texts", "next", "targets", "anchors")
-        self._keys = [f"{prefix}graph:{name}" for name in names]
+        self._keys = [f"{prefix}graph:{name}" for name in _ROLES]
         self._legacy_out, self._legacy_nodes = f"{prefix}links:out", f"{prefix}links:nodes"
         self._set_outlinks = client.register_script(_SET_OUTLINKS)
         self._convert_legacy()
@@ -103,13 +122,11 @@ class RedisLinkGraph(LinkGraphViews):
         return changed
 
     @staticmethod
-    def _args(source: str, links: Sequence[tuple[str, str]]) -> list[str | int]:
+    def _args(source: str, links: Sequence[tuple[str, str]]) -> list[str | bytes]:
         targets, anchors = distinct_links(links)
         position = {target: i for i, target in enumerate(targets, start=1)}
-        args: list[str | int] = [source, len(targets), *targets]
-        for target, text in anchors:
-            args += [position[target], text]
-        return args
+        packed_anchors = b"".join(_LENGTH.pack(position[target]) + _sized(text) for target, text in anchors)
+        return [source, b"".join(_sized(target) for target in targets), packed_anchors]
 
     @translate_errors
     def edge_chunks(self) -> Iterator[EdgeChunk]:
@@ -170,9 +187,10 @@ class RedisLinkGraph(LinkGraphViews):
                 self._r.hdel(self._legacy_out, *fields)
         self._r.delete(self._legacy_out, self._legacy_nodes)
 
-    def key_names(self) -> list[str]:
-        """Every key of the graph, for measuring its memory (``MEMORY USAGE``)."""
-        return list(self._keys)
+    def key_names(self) -> dict[str, str]:
+        """The graph's keys by role (``targets``, ``urls``, …), for tools that measure
+        or bulk-load it; the layout is the module docstring's."""
+        return dict(zip(_ROLES, self._keys, strict=True))
 
     @translate_errors
     def ping(self) -> None:
