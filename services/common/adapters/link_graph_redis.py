@@ -128,12 +128,10 @@ class RedisLinkGraph(LinkGraphViews):
         packed_anchors = b"".join(_LENGTH.pack(position[target]) + _sized(text) for target, text in anchors)
         return [source, b"".join(_sized(target) for target in targets), packed_anchors]
 
-    @translate_errors
     def edge_chunks(self) -> Iterator[EdgeChunk]:
         for rows in self._pages(self._keys[5]):
             yield edge_chunk(rows)
 
-    @translate_errors
     def anchor_chunks(self) -> Iterator[AnchorChunk]:
         for rows in self._pages(self._keys[6]):
             yield anchor_chunk(rows)
@@ -143,12 +141,18 @@ class RedisLinkGraph(LinkGraphViews):
         seen: set[int] = set()
         cursor = None
         while cursor != 0:
-            cursor, fields = self._r.hscan(key, cursor or 0, count=_CHUNK)
+            cursor, fields = self._scan(key, cursor or 0)
             rows = [(int(field), value) for field, value in fields.items()]
             rows = [row for row in rows if row[0] not in seen]
             seen.update(source for source, _ in rows)
             if rows:
                 yield rows
+
+    @translate_errors
+    def _scan(self, key: str, cursor: int) -> tuple[int, dict[bytes, bytes]]:
+        # Translated here, per call: a decorator on a generator would return before
+        # the first command ran, and leave redis-py's errors untranslated.
+        return self._r.hscan(key, cursor, count=_CHUNK)
 
     @translate_errors
     def urls(self, ids: Sequence[int]) -> list[str]:
