@@ -14,8 +14,9 @@ object, and the whole graph lives in flat id arrays of 4 bytes an edge.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,8 +42,8 @@ class LinkSnapshot:
 
 
 def read_snapshot(graph: LinkGraph) -> LinkSnapshot:
-    sources, src, dst = _edges(graph)
-    a_src, a_dst, a_text = _anchors(graph)
+    sources, src, dst = _columns(graph.edge_chunks(), ("sources", "src", "dst"))
+    a_src, a_dst, a_text = _columns(graph.anchor_chunks(), ("src", "dst", "text"))
     distinct = np.unique(a_text)
     texts = dict(zip(distinct.tolist(), graph.texts(distinct.tolist()), strict=True))
     is_mark = np.isin(a_text, [i for i, text in texts.items() if text.startswith(ALIAS_MARK)])
@@ -62,26 +63,13 @@ def read_snapshot(graph: LinkGraph) -> LinkSnapshot:
     return LinkSnapshot(node_ids, src[keep], dst[keep], a_node[known], a_text[known], texts)
 
 
-def _edges(graph: LinkGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    sources, src, dst = [], [], []
-    for chunk in graph.edge_chunks():
-        sources.append(chunk.sources)
-        src.append(chunk.src)
-        dst.append(chunk.dst)
-    return _joined(sources), _joined(src), _joined(dst)
-
-
-def _anchors(graph: LinkGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    src, dst, text = [], [], []
-    for chunk in graph.anchor_chunks():
-        src.append(chunk.src)
-        dst.append(chunk.dst)
-        text.append(chunk.text)
-    return _joined(src), _joined(dst), _joined(text)
-
-
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint32)
+def _columns(chunks: Iterable[Any], names: tuple[str, ...]) -> list[np.ndarray]:
+    """The named arrays of every chunk, each joined into one."""
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for chunk in chunks:
+        for name in names:
+            parts[name].append(getattr(chunk, name))
+    return [np.concatenate(parts[name]) if parts[name] else np.empty(0, dtype=np.uint32) for name in names]
 
 
 def follow_aliases(step: Mapping[int, int]) -> dict[int, int]:
