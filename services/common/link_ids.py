@@ -52,21 +52,23 @@ def pack_anchors(pairs: Iterable[tuple[int, int]]) -> bytes:
     return np.asarray(sorted(set(pairs)), dtype=ID).reshape(-1).tobytes()
 
 
-def edge_chunk(rows: Sequence[tuple[int, bytes]]) -> EdgeChunk:
-    """(source id, packed targets) rows as one chunk: one join and one numpy call for
-    the whole chunk, none per page."""
-    sources = np.fromiter((source for source, _ in rows), dtype=ID, count=len(rows))
-    dst = np.frombuffer(b"".join(packed for _, packed in rows), dtype=ID)
-    counts = np.fromiter((len(packed) // ID.itemsize for _, packed in rows), dtype=np.int64, count=len(rows))
-    return EdgeChunk(sources, np.repeat(sources, counts), dst)
+def edge_chunk(sources: np.ndarray, sizes: np.ndarray, blob: bytes) -> EdgeChunk:
+    """Pages ``sources`` whose packed targets, ``sizes`` bytes each, follow one another
+    in ``blob``: one numpy call for the whole chunk, none per page."""
+    return EdgeChunk(sources, np.repeat(sources, sizes // ID.itemsize), np.frombuffer(blob, dtype=ID))
 
 
-def anchor_chunk(rows: Sequence[tuple[int, bytes]]) -> AnchorChunk:
-    """(source id, packed anchors) rows as one chunk."""
+def anchor_chunk(sources: np.ndarray, sizes: np.ndarray, blob: bytes) -> AnchorChunk:
+    """As ``edge_chunk``, for packed (target id, text id) pairs."""
+    pairs = np.frombuffer(blob, dtype=ID).reshape(-1, 2)
+    return AnchorChunk(np.repeat(sources, sizes // (2 * ID.itemsize)), pairs[:, 0], pairs[:, 1])
+
+
+def from_rows(rows: Sequence[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray, bytes]:
+    """(source id, packed value) rows as the sources, sizes and blob the chunks take."""
     sources = np.fromiter((source for source, _ in rows), dtype=ID, count=len(rows))
-    pairs = np.frombuffer(b"".join(packed for _, packed in rows), dtype=ID).reshape(-1, 2)
-    counts = np.fromiter((len(packed) // (2 * ID.itemsize) for _, packed in rows), dtype=np.int64, count=len(rows))
-    return AnchorChunk(np.repeat(sources, counts), pairs[:, 0], pairs[:, 1])
+    sizes = np.fromiter((len(packed) for _, packed in rows), dtype=np.int64, count=len(rows))
+    return sources, sizes, b"".join(packed for _, packed in rows)
 
 
 def distinct_links(links: Iterable[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:

@@ -17,7 +17,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from services.common.adapters.link_graph_views import LinkGraphViews
-from services.common.link_ids import AnchorChunk, EdgeChunk, anchor_chunk, distinct_links, edge_chunk, pack_anchors, pack_targets
+from services.common.link_ids import (
+    AnchorChunk,
+    EdgeChunk,
+    anchor_chunk,
+    distinct_links,
+    edge_chunk,
+    from_rows,
+    pack_anchors,
+    pack_targets,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE);
@@ -83,11 +92,11 @@ class SqliteLinkGraph(LinkGraphViews):
 
     def edge_chunks(self) -> Iterator[EdgeChunk]:
         for rows in self._pages("targets"):
-            yield edge_chunk(rows)
+            yield edge_chunk(*from_rows(rows))
 
     def anchor_chunks(self) -> Iterator[AnchorChunk]:
         for rows in self._pages("anchors"):
-            yield anchor_chunk(rows)
+            yield anchor_chunk(*from_rows(rows))
 
     def _pages(self, column: str) -> Iterator[list[tuple[int, bytes]]]:
         # Keyset pages, each read under the lock: no cursor stays open across a yield,
