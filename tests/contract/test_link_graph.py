@@ -177,3 +177,11 @@ def test_set_outlinks_many_answers_per_page_in_order(graph: LinkGraph) -> None:
     assert graph.set_outlinks_many([(A, [(B, "x")]), (B, [(A, "")]), (B, [(A, "")]), (A, [])]) == [
         False, True, False, True]  # fmt: skip
     assert sorted(graph.edges()) == [(B, A)]
+
+
+def test_one_text_on_many_links_is_stored_once(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "下一页"), (C, "下一页"), (A, "本页")])  # a self-link is kept if stored
+    _, edges, anchors = chunk_rows(graph)
+    assert len({text for _, _, text in anchors}) == 2 and len(anchors) == 3
+    assert sorted(graph.edges()) == [(A, A), (A, B), (A, C)]
+    assert {t: texts for t, texts in graph.anchors().items()} == {A: ["本页"], B: ["下一页"], C: ["下一页"]}

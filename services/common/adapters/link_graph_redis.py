@@ -33,43 +33,60 @@ from services.common.link_ids import ID, AnchorChunk, EdgeChunk, anchor_chunk, d
 _CHUNK = 5000  # pages per HSCAN step, ids per HMGET
 _PIPELINE = 500  # pages per round trip in set_outlinks_many
 # KEYS: url-ids, urls, text-ids, texts, next, targets, anchors.
-# ARGV: the source URL; its targets, each a 4-byte length then the URL; its anchors,
-# each the target's 1-based position, then a length and the text (all little-endian
-# uint32). Three arguments however many links: packing one argument per link cost
-# redis-py more than the script cost Redis. Returns 1 if the page is new or changed.
+# ARGV: the page's distinct URLs, the source first, as strings (each a uint32 length,
+# then the bytes); its targets as 1-based positions in that list (uint32s); its
+# distinct anchor texts as strings; its anchors as (URL position, text position) pairs.
+# Four arguments however many links (packing one argument per link cost redis-py more
+# than the script cost Redis), and one HMGET per thousand names rather than one HGET
+# each. Returns 1 if the page is new or its links changed.
 _SET_OUTLINKS = """
-local function id_of(ids, values, kind, value)
-  local id = redis.call('HGET', ids, value)
-  if id then return tonumber(id) end
-  id = redis.call('HINCRBY', KEYS[5], kind, 1) - 1
-  redis.call('HSET', ids, value, id)
-  redis.call('HSET', values, id, value)
-  return id
+local function strings(blob)
+  local out, at = {}, 1
+  while at <= #blob do
+    local size = struct.unpack('<I4', blob, at)
+    out[#out + 1] = string.sub(blob, at + 4, at + 3 + size)
+    at = at + 4 + size
+  end
+  return out
 end
-local function read_string(blob, at)
-  local size = struct.unpack('<I4', blob, at)
-  return string.sub(blob, at + 4, at + 3 + size), at + 4 + size
+local function numbers(blob)
+  local out = {}
+  for at = 1, #blob, 4 do out[#out + 1] = struct.unpack('<I4', blob, at) end
+  return out
 end
-local source = id_of(KEYS[1], KEYS[2], 'url', ARGV[1])
-local target_ids, sorted, packed = {}, {}, {}
-local at, url = 1, nil
-while at <= #ARGV[2] do
-  url, at = read_string(ARGV[2], at)
-  target_ids[#target_ids + 1] = id_of(KEYS[1], KEYS[2], 'url', url)
-  sorted[#sorted + 1] = target_ids[#target_ids]
+local function ids_of(ids_key, values_key, kind, names)
+  local out, missing = {}, {}
+  for start = 1, #names, 1000 do
+    local got = redis.call('HMGET', ids_key, unpack(names, start, math.min(start + 999, #names)))
+    for i = 1, #got do
+      if got[i] then out[start + i - 1] = tonumber(got[i]) else missing[#missing + 1] = start + i - 1 end
+    end
+  end
+  if #missing == 0 then return out end
+  local first = redis.call('HINCRBY', KEYS[5], kind, #missing) - #missing
+  local forward, backward = {}, {}
+  for k, index in ipairs(missing) do
+    out[index] = first + k - 1
+    forward[#forward + 1], forward[#forward + 2] = names[index], out[index]
+    backward[#backward + 1], backward[#backward + 2] = out[index], names[index]
+  end
+  for start = 1, #forward, 1000 do  -- an even step: a name and its id stay together
+    redis.call('HSET', ids_key, unpack(forward, start, math.min(start + 999, #forward)))
+    redis.call('HSET', values_key, unpack(backward, start, math.min(start + 999, #backward)))
+  end
+  return out
 end
-table.sort(sorted)
-for i, id in ipairs(sorted) do packed[i] = struct.pack('<I4', id) end
-local anchors, position, text = {}, 0, nil
-at = 1
-while at <= #ARGV[3] do
-  position = struct.unpack('<I4', ARGV[3], at)
-  text, at = read_string(ARGV[3], at + 4)
-  anchors[#anchors + 1] = {target_ids[position], id_of(KEYS[3], KEYS[4], 'text', text)}
-end
+local url_ids = ids_of(KEYS[1], KEYS[2], 'url', strings(ARGV[1]))
+local text_ids = ids_of(KEYS[3], KEYS[4], 'text', strings(ARGV[3]))
+local source, targets, anchors = url_ids[1], {}, {}
+for i, position in ipairs(numbers(ARGV[2])) do targets[i] = url_ids[position] end
+table.sort(targets)
+for i, id in ipairs(targets) do targets[i] = struct.pack('<I4', id) end
+local pairs_ = numbers(ARGV[4])
+for i = 1, #pairs_, 2 do anchors[#anchors + 1] = {url_ids[pairs_[i]], text_ids[pairs_[i + 1]]} end
 table.sort(anchors, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
 for i, pair in ipairs(anchors) do anchors[i] = struct.pack('<I4I4', pair[1], pair[2]) end
-local targets_value, anchors_value = table.concat(packed), table.concat(anchors)
+local targets_value, anchors_value = table.concat(targets), table.concat(anchors)
 if redis.call('HGET', KEYS[6], source) == targets_value
     and (redis.call('HGET', KEYS[7], source) or '') == anchors_value then
   return 0
@@ -111,9 +128,17 @@ def _kept(sources: np.ndarray, sizes: np.ndarray, blob: bytes, keep: np.ndarray)
     return sources[keep], sizes[keep], b"".join(parts)
 
 
-def _sized(text: str) -> bytes:
-    data = text.encode()
-    return _LENGTH.pack(len(data)) + data
+def _strings(texts: Sequence[str]) -> bytes:
+    """Each text as a uint32 length, then its UTF-8 bytes."""
+    out = []
+    for text in texts:
+        data = text.encode()
+        out += [_LENGTH.pack(len(data)), data]
+    return b"".join(out)
+
+
+def _numbers(values: Sequence[int]) -> bytes:
+    return np.asarray(values, dtype=ID).tobytes()
 
 
 class RedisLinkGraph(LinkGraphViews):
@@ -152,11 +177,14 @@ class RedisLinkGraph(LinkGraphViews):
         return changed
 
     @staticmethod
-    def _args(source: str, links: Sequence[tuple[str, str]]) -> list[str | bytes]:
+    def _args(source: str, links: Sequence[tuple[str, str]]) -> list[bytes]:
         targets, anchors = distinct_links(links)
-        position = {target: i for i, target in enumerate(targets, start=1)}
-        packed_anchors = b"".join(_LENGTH.pack(position[target]) + _sized(text) for target, text in anchors)
-        return [source, b"".join(_sized(target) for target in targets), packed_anchors]
+        urls = [source, *(t for t in targets if t != source)]
+        texts = sorted({text for _, text in anchors})
+        at_url = {u: i for i, u in enumerate(urls, start=1)}
+        at_text = {t: i for i, t in enumerate(texts, start=1)}
+        pairs = [n for target, text in anchors for n in (at_url[target], at_text[text])]
+        return [_strings(urls), _numbers([at_url[t] for t in targets]), _strings(texts), _numbers(pairs)]
 
     def edge_chunks(self) -> Iterator[EdgeChunk]:
         for sources, sizes, blob in self._pages(self._keys[5]):
