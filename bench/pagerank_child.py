@@ -15,7 +15,6 @@ its own, not the loader's.
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import tempfile
 import time
@@ -192,13 +191,13 @@ def rank(redis_url: str, plan_file: str) -> dict[str, Any]:
         from services.common.analysis.words import segment
 
         segment("预热")
-        rss_before = _rss_kib()
+        rss_before = _status_kib("VmRSS")
         cold = _timed_run(ranker, index, clock)
         plan = json.loads(Path(plan_file).read_text())
         store(graph, plan)
         warm = _timed_run(ranker, index, clock)
         bus.close()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _status_kib("VmHWM")
     return {"cold": cold, "warm": warm, "changed_pages": len(plan), "rss_before_kib": rss_before, "peak_rss_kib": peak}
 
 
@@ -242,9 +241,14 @@ def recrawl_plan(nodes: int, edges: int) -> list[tuple[str, list[tuple[str, str]
     return plan
 
 
-def _rss_kib() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * (resource.getpagesize() // 1024)
+def _status_kib(field: str) -> int:
+    """A line of /proc/self/status, in KiB. VmHWM rather than getrusage's ru_maxrss:
+    Linux carries ru_maxrss across fork and exec, so a child would report its parent's
+    peak when that was higher (the parent holds networkx's graph at one point)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 COMMANDS: dict[str, Callable[..., dict[str, Any]]] = {"load": load, "bulk-load": bulk_load, "rank": rank}
