@@ -2,6 +2,8 @@
 
     .venv/bin/python -m bench.run            # full run, rewrites docs/benchmarks.md
     .venv/bin/python -m bench.run --quick    # smoke run, printed to stdout
+    .venv/bin/python -m bench.run --pagerank # only the PageRank benchmark, into its own block
+                                             # (bench.pagerank_bench; with --quick, 1M links, printed)
 """
 
 from __future__ import annotations
@@ -61,7 +63,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the demo site is (built there if missing)")
     parser.add_argument("--out", type=Path,
                         help="report file (default: docs/benchmarks.md for a full run, stdout for --quick)")
+    parser.add_argument("--pagerank", action="store_true",
+                        help="run only the PageRank benchmark (10M links, about 15 minutes) and write its block")
     args = parser.parse_args(argv)
+    if args.pagerank:
+        from bench import pagerank_bench  # needs the test install (its Redis server class)
+
+        small = ["--edges", "1000000", "--baseline-edges", "100000"]
+        return pagerank_bench.main(small if args.quick else ["--write"])
     out = args.out or (None if args.quick else REPO / "docs" / "benchmarks.md")
     rounds, copies, queries = (1, 2, 200) if args.quick else (3, 8, 1000)
     scale_docs = 5_000 if args.quick else 100_000

@@ -7,11 +7,12 @@ The docstrings are contracts that every adapter keeps; the contract tests in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
+from services.common.link_ids import AnchorChunk, EdgeChunk
 from services.common.model import IndexDoc, LinkFields, SearchHits, SearchQuery, StoredPage
 
 
@@ -125,22 +126,51 @@ class SearchIndex(Protocol):
 
 
 class LinkGraph(Protocol):
-    """The crawled link graph, owned by the ranker. ``set_outlinks`` replaces a page's
-    outlinks, so replaying a page event changes nothing."""
+    """The crawled link graph, owned by the ranker, stored by integer ids.
+
+    - ``set_outlinks`` replaces a page's outlinks, so replaying a page event changes
+      nothing; each page's write is atomic (a reader never sees half of its links).
+    - Every URL and anchor text gets an id the first time it is stored and keeps it;
+      ids start at 0 and have no gaps, so a reader can index arrays by them.
+    - ``edge_chunks``/``anchor_chunks`` stream the graph a few thousand pages at a time
+      as numpy arrays of ids, so a whole-graph reader holds ids, never URL strings;
+      each page appears in one chunk. Pages written meanwhile may or may not appear.
+    """
 
     def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
         """``links`` are (target URL, anchor text) pairs. Returns whether the graph
         changed: a new source, or other links than it had (a recrawl of an unchanged
         page changes nothing, and needs no new PageRank run)."""
 
-    def edges(self) -> Iterable[tuple[str, str]]:
-        """Every (source, target) pair, deduplicated."""
+    def set_outlinks_many(self, pages: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> list[bool]:
+        """``set_outlinks`` for each (source, links), in fewer round trips; one answer each."""
+
+    def edge_chunks(self) -> Iterator[EdgeChunk]:
+        """Every page (source) and its distinct (source, target) edges, by id."""
+
+    def anchor_chunks(self) -> Iterator[AnchorChunk]:
+        """Every (source, target, text) with a non-empty anchor text, by id."""
+
+    def urls(self, ids: Sequence[int]) -> list[str]:
+        """The URL of each id (every id must have been handed out)."""
+
+    def texts(self, ids: Sequence[int]) -> list[str]:
+        """The anchor text of each text id."""
+
+    def url_ids(self, urls: Sequence[str]) -> list[int | None]:
+        """The id of each URL, None for a URL the graph has never seen."""
+
+    def node_count(self) -> int:
+        """How many source pages the graph holds."""
 
     def nodes(self) -> list[str]:
-        """Every source page (pages known to have been fetched)."""
+        """Every source page (pages known to have been fetched), by URL: for small graphs."""
+
+    def edges(self) -> Iterable[tuple[str, str]]:
+        """Every (source, target) pair by URL, deduplicated: for small graphs."""
 
     def anchors(self) -> Mapping[str, list[str]]:
-        """Anchor texts pointing at each target URL."""
+        """Anchor texts pointing at each target URL: for small graphs."""
 
     def ping(self) -> None: ...
 

@@ -166,9 +166,9 @@ class Settings(BaseSettings):
     search_cache_entries: int = Field(default=2048, ge=0)
     search_cache_ttl_s: float = Field(default=1.0, ge=0)
 
-    # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off
+    # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off.
+    # PageRank is no Celery job: the ranker service schedules it (ranker_interval_s).
     tasks_broker: str = ""  # redis://…; empty = the Redis of TANSUO_STATE
-    tasks_pagerank_interval_s: float = Field(default=300.0, ge=0)
     tasks_recrawl_sweep_interval_s: float = Field(default=60.0, ge=0)
     tasks_reindex_interval_s: float = Field(default=0.0, ge=0)
 

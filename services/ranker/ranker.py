@@ -7,8 +7,10 @@ every ``ranker_interval_s`` while the graph keeps changing, and once more on sto
 
 How link fields reach every document, whichever process indexes it and whenever:
 
-- A run writes the fields of every page whose fields changed materially since this
-  process last wrote them (``RANK_CHANGE``), not the whole index every interval.
+- A run streams the graph by ids (``link_snapshot``), ranks it (``pagerank_of_ids``)
+  and writes the fields of every page whose fields changed materially since this
+  process last wrote them (``rank_writes``), in bulk updates of ``WRITE_CHUNK`` pages,
+  not the whole index every interval.
 - The indexer trails the crawl, so a run may compute fields for pages that are not
   indexed yet; the index ignores those. After each commit the indexer announces the
   URLs it made searchable (``documents.indexed``), and the ranker writes the fields of
@@ -32,9 +34,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from services.common.metrics import (
     ERRORS,
@@ -45,33 +48,21 @@ from services.common.metrics import (
     RANKER_INTERVAL,
     RANKER_OLDEST_WAITING,
 )
-from services.common.model import (
-    TOPIC_INDEXED,
-    TOPIC_LINKS,
-    IndexedDocuments,
-    LinkBatch,
-    LinkFields,
-    feature_precision,
-)
+from services.common.model import TOPIC_INDEXED, TOPIC_LINKS, IndexedDocuments, LinkFields
 from services.common.ports import Bus, LinkGraph, Message, SearchIndex
 from services.common.settings import Settings
-from services.ranker.pagerank import compute_pagerank
-from services.common.url_canonical import BadUrl, canonicalize
+from services.ranker.anchor_text import joined_by_node
+from services.ranker.link_batches import BadBatch, PageLinks, page_links
+from services.ranker.link_snapshot import read_snapshot
+from services.ranker.pagerank import pagerank_of_ids
+from services.ranker.rank_writes import WrittenFields
+from services.ranker.ranked_pages import RankedPages
 
 log = logging.getLogger(__name__)
 
 GROUP = "ranker"
-ANCHOR_SEPARATOR = " | "
-# One anchor is a link's text; longer "anchors" are whole paragraphs wrapped in <a>.
-MAX_ANCHOR_CHARS = 200
-# Enough for dozens of distinct anchors; a page linked from every page of a site
-# (the home page) would otherwise carry the same menu text thousands of times.
-MAX_ANCHORS_CHARS = 2000
-# A page's PageRank is rewritten when it moved by more than this share of the value
-# last written (or its anchors changed): a recomputation moves most ranks by float
-# noise, and rewriting every document for that would load the index for nothing.
-# Search cannot tell 0.1% of a saturating rank feature apart.
-RANK_CHANGE = 1e-3
+# Pages per set_link_fields call: one bulk request, and a bounded dict of fields.
+WRITE_CHUNK = 10_000
 # An early run (documents waiting, graph quiet) needs this many times the last run's
 # duration since that run began: whole-graph runs then take at most about a tenth of
 # the ranker's time, however large the graph or however often a page trickles in.
@@ -102,82 +93,6 @@ class RankerStats:
     dirty: bool  # the graph changed since the last recompute began
     written: int  # documents whose link fields were written (runs and announcements)
     waiting: int  # documents announced as indexed that no run has ranked yet
-
-
-# The anchor of an alias's link in the graph (a redirect to its target, a canonical
-# variant to its canonical URL): this, then the alias. A private-use character, which
-# page text never yields as an anchor (clean_anchor).
-ALIAS_MARK = "\ue001redirect "
-MAX_REDIRECT_HOPS = 5
-
-
-def url_aliases(anchors: Mapping[str, Sequence[str]]) -> dict[str, str]:
-    """Alias URL → the page it finally names: a redirect's target, a canonical
-    variant's canonical URL. Links to an alias (http:// on an https:// site, /dir for
-    /dir/, ?print=1 for the page) count for that page: its inbound PageRank and its
-    anchor text, as search engines treat both as other names of one page. Chains are
-    followed up to 5 hops, as crawlers follow redirects; a loop aliases nothing."""
-    step = {t[len(ALIAS_MARK) :]: target for target, texts in anchors.items() for t in texts
-            if t.startswith(ALIAS_MARK)}  # fmt: skip
-    out = {}
-    for source, target in step.items():
-        for _ in range(MAX_REDIRECT_HOPS):
-            if target not in step:
-                break
-            target = step[target]
-        if target not in step and target != source:
-            out[source] = target
-    return out
-
-
-def resolve_edges(edges: Iterable[tuple[str, str]], aliases: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Edges between pages, both ends through their aliases: a canonical variant's
-    links are its page's; a redirect's one link, resolved, links the page to itself,
-    and self-links are left out."""
-    out = set()
-    for source, target in edges:
-        source, target = aliases.get(source, source), aliases.get(target, target)
-        if target != source:
-            out.add((source, target))
-    return sorted(out)
-
-
-def resolve_anchors(anchors: Mapping[str, Sequence[str]], aliases: Mapping[str, str]) -> dict[str, list[str]]:
-    """Anchor texts by the page they lead to; the redirects' own marks left out."""
-    out: dict[str, list[str]] = {}
-    for target, texts in anchors.items():
-        kept = [t for t in texts if not t.startswith(ALIAS_MARK)]
-        if kept:
-            out.setdefault(aliases.get(target, target), []).extend(kept)
-    return out
-
-
-def clean_anchor(text: str) -> str:
-    """Whitespace collapsed and length capped, so one anchor text has one spelling."""
-    return " ".join(text.split())[:MAX_ANCHOR_CHARS]
-
-
-def join_anchors(texts: Sequence[str]) -> str:
-    """Distinct anchor texts, the most common first (ties alphabetical, for stable
-    output), joined until ``MAX_ANCHORS_CHARS``: the texts most pages agree on describe
-    the target best, so they are the ones worth keeping when space runs out."""
-    counts = Counter(t for t in texts if t)
-    ordered = sorted(counts, key=lambda t: (-counts[t], t))
-    kept: list[str] = []
-    size = 0
-    for text in ordered:
-        extra = len(text) + (len(ANCHOR_SEPARATOR) if kept else 0)
-        if size + extra > MAX_ANCHORS_CHARS:
-            break
-        kept.append(text)
-        size += extra
-    return ANCHOR_SEPARATOR.join(kept)
-
-
-def _changed(old: LinkFields | None, new: LinkFields) -> bool:
-    if old is None or old.anchors != new.anchors or old.anchors_tokens != new.anchors_tokens:
-        return True
-    return abs(new.rank - old.rank) > RANK_CHANGE * max(old.rank, new.rank)
 
 
 def _default_segment() -> Callable[[str], list[str]]:
@@ -218,14 +133,14 @@ class Ranker:
         self._last_run: RankRun | None = None
         # A graph left by an earlier process may hold batches that were consumed but
         # never ranked (a crash between the two), so a non-empty graph starts dirty.
-        self._dirty = bool(graph.nodes())
+        self._dirty = graph.node_count() > 0
         self._tokens_cache: dict[str, str] = {}
         self._last_recompute = time.monotonic()
         self._last_change = time.monotonic()  # when a link batch last changed the graph
-        # Fields of the last run, by URL, and what this process last wrote per URL.
+        # Fields of the last run, and what this process last wrote per URL id.
         # Guarded by the recompute lock: runs and announcements both write the index.
-        self._latest: dict[str, LinkFields] = {}
-        self._written: dict[str, LinkFields] = {}
+        self._latest = RankedPages.empty()
+        self._written = WrittenFields()
         self._written_count = 0
         RANKER_INTERVAL.set(cfg.ranker_interval_s)
         # URL -> wall time it was announced, for documents no run has ranked yet.
@@ -248,8 +163,8 @@ class Ranker:
         replay changes nothing.
         """
         messages = self._bus.poll(TOPIC_LINKS, GROUP, timeout_s)
-        for message in messages:
-            self._store(message)
+        if messages:
+            self._store(messages)
         self._bus.commit(GROUP, messages)
         announced = self._bus.poll(TOPIC_INDEXED, GROUP, 0.0, max_messages=50)
         if announced:
@@ -266,88 +181,66 @@ class Ranker:
                 log.warning("skipping undecodable documents.indexed message at offset %s: %s", message.offset, exc)
                 ERRORS.labels(service="ranker", kind="malformed_message").inc()
         with self._recompute_lock:
-            known = {u: self._latest[u] for u in urls if u in self._latest}
+            urls_in = list(urls)
+            positions = self._latest.positions(self._graph.url_ids(urls_in)) if len(self._latest) else None
             now = time.time()
-            for url in urls:
-                if url not in known:
+            for k, url in enumerate(urls_in):
+                if positions is None or positions[k] < 0:
                     self._waiting.setdefault(url, now)
-            if known:
-                self._write(known)
+            if positions is not None:
+                self._write(self._latest, positions[positions >= 0])
             self._report_waiting(now)
 
-    def _write(self, fields: Mapping[str, LinkFields]) -> None:
-        """Write link fields into the index and commit; remembered as written only
-        once committed, so a failed write is tried again by the next run."""
-        self._index.set_link_fields(fields)
+    def _write(self, ranked: RankedPages, positions: np.ndarray) -> None:
+        """Write the link fields of these pages into the index, ``WRITE_CHUNK`` pages a
+        bulk update, and commit; remembered as written only once committed, so a failed
+        write is tried again by the next run."""
+        if not len(positions):
+            return
+        for start in range(0, len(positions), WRITE_CHUNK):
+            part = positions[start : start + WRITE_CHUNK].tolist()
+            urls = self._graph.urls(ranked.node_ids[part].tolist())
+            self._index.set_link_fields({url: self._fields(ranked, p) for url, p in zip(urls, part, strict=True)})
         self._index.commit()
-        self._written.update(fields)
+        self._written.remember(ranked.node_ids[positions], ranked.scaled[positions], ranked.anchor_hashes[positions])
         with self._lock:
-            self._written_count += len(fields)
+            self._written_count += len(positions)
+
+    def _fields(self, ranked: RankedPages, position: int) -> LinkFields:
+        text = ranked.anchor_text(position)
+        return LinkFields(
+            pagerank=float(ranked.pagerank[position]),
+            rank=float(ranked.rank[position]),
+            anchors=text,
+            anchors_tokens=self._tokens(text),
+        )
 
     def _report_waiting(self, now: float) -> None:
         RANKER_DOCUMENTS_WAITING.set(len(self._waiting))
         RANKER_OLDEST_WAITING.set(now - min(self._waiting.values()) if self._waiting else 0.0)
 
-    def _store(self, message: Message) -> None:
-        try:
-            batch = LinkBatch.from_bytes(message.payload)
-            source = canonicalize(batch.source)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # BadUrl, JSON errors
-            # Redelivery would fail the same way, so the message is skipped, not retried.
-            log.warning("skipping undecodable link batch at offset %s: %s", message.offset, exc)
-            ERRORS.labels(service="ranker", kind="malformed_message").inc()
-            with self._lock:
-                self._bad += 1
-            return
-        if batch.kind == "redirect":
-            # Its one link, to the target: the URL is the target's other name.
-            links, dropped = self._alias_link(source, batch.links[0].url if batch.links else ""), 0
-            if not links:
-                return  # a redirect to itself, or to no URL, names nothing
-        elif batch.kind == "page":
-            links, dropped = self._outlinks(source, batch)
-            links += self._alias_link(source, batch.canonical)
-        else:
-            return  # a sitemap lists pages; it does not link to them
-        changed = self._graph.set_outlinks(source, links)
+    def _store(self, messages: Sequence[Message]) -> None:
+        """Every page of a poll in one graph call (one round trip per few hundred pages)."""
+        pages: list[PageLinks] = []
+        for message in messages:
+            try:
+                page = page_links(message.payload)
+            except BadBatch as exc:
+                log.warning("skipping undecodable link batch at offset %s: %s", message.offset, exc)
+                ERRORS.labels(service="ranker", kind="malformed_message").inc()
+                with self._lock:
+                    self._bad += 1
+                continue
+            if page is not None:
+                pages.append(page)
+        changed = any(self._graph.set_outlinks_many([(p.source, p.links) for p in pages])) if pages else False
         with self._lock:
-            self._batches += 1
-            self._links += len(links)
-            self._dropped += dropped
+            self._batches += len(pages)
+            self._links += sum(len(p.links) for p in pages)
+            self._dropped += sum(p.dropped for p in pages)
             self._dirty = self._dirty or changed
             if changed:
                 self._last_change = time.monotonic()
-
-    @staticmethod
-    def _outlinks(source: str, batch: LinkBatch) -> tuple[list[tuple[str, str]], int]:
-        """(target, anchor) pairs of a page's links, and how many were dropped."""
-        links: list[tuple[str, str]] = []
-        dropped = 0
-        for link in batch.links:
-            try:
-                target = canonicalize(link.url)
-            except (BadUrl, AttributeError):  # AttributeError: a url that is not a string
-                dropped += 1
-                continue
-            if target == source:
-                # Links to the page itself ("#top", tables of contents) say nothing
-                # about its importance, and would lend it its own anchor text.
-                dropped += 1
-                continue
-            links.append((target, clean_anchor(link.anchor)))
-        return links, dropped
-
-    @staticmethod
-    def _alias_link(source: str, url: str) -> list[tuple[str, str]]:
-        """The link that makes ``source`` another name of ``url`` (a redirect's target,
-        a page's rel=canonical), its anchor naming ``source``, since the LinkGraph port
-        keeps anchors by target (see ``url_aliases``); none when ``url`` is empty,
-        not a URL, or ``source`` itself."""
-        try:
-            target = canonicalize(url) if url else source
-        except (BadUrl, AttributeError):
-            return []
-        return [(target, ALIAS_MARK + source)] if target != source else []
 
     def recompute_due(self) -> bool:
         """The graph changed, and either ``ranker_interval_s`` has passed since the last
@@ -387,37 +280,27 @@ class Ranker:
                 raise
 
     def _rank(self, started: float) -> RankRun:
-        anchors = self._graph.anchors()
-        aliases = url_aliases(anchors)
-        nodes = sorted({aliases.get(url, url) for url in self._graph.nodes()})
-        result = compute_pagerank(
-            nodes,
-            resolve_edges(self._graph.edges(), aliases),
+        snapshot = read_snapshot(self._graph)
+        n = len(snapshot.node_ids)
+        result = pagerank_of_ids(
+            n,
+            snapshot.src,
+            snapshot.dst,
             damping=self._cfg.ranker_damping,
             tol=self._cfg.ranker_tolerance,
             max_iter=self._cfg.ranker_max_iterations,
         )
-        anchors = resolve_anchors(anchors, aliases)
-        n = len(result.scores)
-        fields: dict[str, LinkFields] = {}
-        tokens_cache: dict[str, str] = {}
-        for url, score in result.scores.items():
-            text = join_anchors(anchors.get(url, []))
-            fields[url] = LinkFields(
-                pagerank=score,
-                rank=feature_precision(score * n),
-                anchors=text,
-                anchors_tokens=self._tokens(text, tokens_cache),
-            )
-        changed = {url: f for url, f in fields.items() if _changed(self._written.get(url), f)}
-        if changed:
-            self._write(changed)
-        log.info("link fields of %d of %d pages changed and were written", len(changed), len(fields))
-        self._latest = fields
-        self._settle_waiting(fields)
-        # Keep only this run's texts: most anchors are unchanged next time, and
-        # segmenting them again is the slowest part of a run.
-        self._tokens_cache = tokens_cache
+        anchor_field, anchors = joined_by_node(n, snapshot.anchor_node, snapshot.anchor_text, snapshot.texts)
+        ranked = RankedPages(snapshot.node_ids, result.scores, anchor_field, anchors)
+        del snapshot  # the edges are ranked: free them before the writes
+        changed = np.flatnonzero(self._written.material(ranked.node_ids, ranked.scaled, ranked.anchor_hashes))
+        self._write(ranked, changed)
+        log.info("link fields of %d of %d pages changed and were written", len(changed), n)
+        self._latest = ranked
+        self._settle_waiting(ranked)
+        # Keep only texts still in use: most anchors are unchanged next time, and
+        # segmenting them again is the slowest part of writing.
+        self._tokens_cache = {t: self._tokens_cache[t] for t in anchors if t in self._tokens_cache}
         run = RankRun(n, result.edges, result.iterations, result.converged, time.monotonic() - started)
         PAGERANK_DURATION.observe(run.seconds)
         PAGERANK_NODES.set(run.nodes)
@@ -430,27 +313,24 @@ class Ranker:
         )
         return run
 
-    def _settle_waiting(self, fields: Mapping[str, LinkFields]) -> None:
+    def _settle_waiting(self, ranked: RankedPages) -> None:
         """Documents this run ranked wait no more; a waiting document that left the
         index meanwhile (a removal, a duplicate) is no longer waiting either."""
-        for url in [u for u in self._waiting if u in fields]:
-            del self._waiting[url]
-        for url in list(self._waiting):
-            if self._index.get(url) is None:
+        urls = list(self._waiting)
+        positions = ranked.positions(self._graph.url_ids(urls)) if urls else np.empty(0)
+        for url, position in zip(urls, positions.tolist(), strict=True):
+            if position >= 0 or self._index.get(url) is None:
                 del self._waiting[url]
         self._report_waiting(time.time())
 
-    def _tokens(self, text: str, fresh: dict[str, str]) -> str:
+    def _tokens(self, text: str) -> str:
         if not text:
             return ""
-        tokens = fresh.get(text)
+        tokens = self._tokens_cache.get(text)
         if tokens is None:
-            tokens = self._tokens_cache.get(text)
-            if tokens is None:
-                if self._segment is None:
-                    self._segment = _default_segment()
-                tokens = " ".join(self._segment(text))
-            fresh[text] = tokens
+            if self._segment is None:
+                self._segment = _default_segment()
+            tokens = self._tokens_cache[text] = " ".join(self._segment(text))
         return tokens
 
     def run(self, stop: threading.Event, final_recompute: bool = True) -> None:

@@ -1,5 +1,10 @@
-"""Celery for cluster mode: PageRank recomputation, recrawl sweeps and reindexing,
-on a beat schedule set by configuration.
+"""Celery for cluster mode: recrawl sweeps and reindexing, on a beat schedule set by
+configuration.
+
+PageRank is not among them: the ranker service (``tansuo ranker``) is its one scheduler.
+It holds the state a run needs (the last run's fields, what it wrote, which documents
+wait) and runs early when the crawl goes quiet; a second scheduler here would rank the
+same graph twice and rewrite every page from an empty memory of what was written.
 
     celery -A services.tasks.celery_app worker --loglevel=INFO
     celery -A services.tasks.celery_app beat
@@ -30,7 +35,6 @@ def broker_url(cfg: Settings) -> str:
 def beat_schedule(cfg: Settings) -> dict[str, dict[str, Any]]:
     """An interval of 0 turns a job off."""
     plan = {
-        "recompute-pagerank": ("services.tasks.recompute_pagerank", cfg.tasks_pagerank_interval_s),
         "sweep-recrawl": ("services.tasks.sweep_recrawl", cfg.tasks_recrawl_sweep_interval_s),
         "reindex": ("services.tasks.reindex", cfg.tasks_reindex_interval_s),
     }
@@ -44,15 +48,11 @@ def create_celery(cfg: Settings | None = None) -> Celery:
         beat_schedule=beat_schedule(cfg),
         task_acks_late=True,  # a worker killed mid-task leaves it for another worker
         task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,  # PageRank is long: one task at a time per process
+        worker_prefetch_multiplier=1,  # a reindex is long: one task at a time per process
         broker_connection_retry_on_startup=True,
         task_default_queue="tansuo",
         timezone="UTC",
     )
-
-    @app.task(name="services.tasks.recompute_pagerank")
-    def recompute_pagerank() -> dict[str, Any]:
-        return jobs.recompute_pagerank(Settings())
 
     @app.task(name="services.tasks.sweep_recrawl")
     def sweep_recrawl() -> int:

@@ -7,28 +7,13 @@ threads. Each job builds its adapters through bootstrap, so it never knows the b
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
-from typing import Any
 
-from services.common.bootstrap import build_bus, build_frontier_state, build_link_graph, build_search_index
+from services.common.bootstrap import build_frontier_state, build_search_index
 from services.common.settings import Settings
-from services.ranker.ranker import Ranker
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
 
 log = logging.getLogger(__name__)
-
-
-def recompute_pagerank(cfg: Settings) -> dict[str, Any]:
-    """PageRank over the whole link graph, written into the index."""
-    bus, index = build_bus(cfg), build_search_index(cfg)
-    try:
-        run = Ranker(cfg, bus, build_link_graph(cfg), index).recompute()
-    finally:
-        index.close()
-        bus.close()
-    log.info("pagerank: %d pages, %d links in %.1fs", run.nodes, run.edges, run.seconds)
-    return asdict(run)
 
 
 def sweep_recrawl(cfg: Settings, limit: int = 100_000) -> int:

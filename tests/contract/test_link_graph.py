@@ -138,3 +138,50 @@ def test_set_outlinks_says_whether_the_graph_changed(graph: LinkGraph) -> None:
     assert graph.set_outlinks(B, []) is True  # a new page without links
     assert graph.set_outlinks(B, []) is False
     assert anchor_sets(graph) == {B: ["下一页"]}
+
+
+def chunk_rows(graph: LinkGraph) -> tuple[list[int], list[tuple[int, int]], list[tuple[int, int, int]]]:
+    """Every chunk's sources, edges and anchors, as ids."""
+    sources, edges, anchors = [], [], []
+    for chunk in graph.edge_chunks():
+        sources += chunk.sources.tolist()
+        edges += zip(chunk.src.tolist(), chunk.dst.tolist(), strict=True)
+    for a in graph.anchor_chunks():
+        anchors += zip(a.src.tolist(), a.dst.tolist(), a.text.tolist(), strict=True)
+    return sources, edges, anchors
+
+
+def test_chunks_stream_the_graph_as_ids_that_map_back_to_urls_and_texts(graph: LinkGraph) -> None:
+    graph.set_outlinks_many([(A, [(B, "第二页"), (C, ""), (B, "下一页")]), (B, [])])
+    a, b, c = graph.url_ids([A, B, C])
+    assert sorted({a, b, c}) == [0, 1, 2]  # ids from 0, without gaps
+    assert graph.url_ids(["https://example.cn/never"]) == [None]
+    sources, edges, anchors = chunk_rows(graph)
+    assert sorted(sources) == sorted([a, b]) and graph.node_count() == 2
+    assert sorted(edges) == sorted([(a, b), (a, c)])
+    assert sorted((s, t, graph.texts([x])[0]) for s, t, x in anchors) == sorted([(a, b, "下一页"), (a, b, "第二页")])
+    assert graph.urls([c, a]) == [C, A]
+
+
+def test_a_chunk_holds_whole_pages_and_every_page_comes_once(graph: LinkGraph) -> None:
+    pages = [(f"https://example.cn/{i}", [(f"https://example.cn/{(i * 7) % 12_000}", "下一页")]) for i in range(12_000)]
+    assert all(graph.set_outlinks_many(pages))
+    sources, edges, anchors = chunk_rows(graph)
+    assert len(sources) == len(set(sources)) == 12_000
+    assert len(edges) == len(anchors) == 12_000  # 7 is prime to 12,000: no page links to itself
+    assert graph.set_outlinks_many(pages) == [False] * 12_000
+
+
+def test_set_outlinks_many_answers_per_page_in_order(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "x")])
+    assert graph.set_outlinks_many([(A, [(B, "x")]), (B, [(A, "")]), (B, [(A, "")]), (A, [])]) == [
+        False, True, False, True]  # fmt: skip
+    assert sorted(graph.edges()) == [(B, A)]
+
+
+def test_one_text_on_many_links_is_stored_once(graph: LinkGraph) -> None:
+    graph.set_outlinks(A, [(B, "下一页"), (C, "下一页"), (A, "本页")])  # a self-link is kept if stored
+    _, edges, anchors = chunk_rows(graph)
+    assert len({text for _, _, text in anchors}) == 2 and len(anchors) == 3
+    assert sorted(graph.edges()) == [(A, A), (A, B), (A, C)]
+    assert {t: texts for t, texts in graph.anchors().items()} == {A: ["本页"], B: ["下一页"], C: ["下一页"]}

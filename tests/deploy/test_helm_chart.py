@@ -215,6 +215,18 @@ def test_celery_worker_and_beat_run_the_tasks_module(render):
     assert found["celery-beat"]["spec"]["strategy"] == {"type": "Recreate"}
 
 
+def test_pagerank_has_one_scheduler_the_ranker_and_celery_beat_sends_no_pagerank_job(render):
+    from services.common.settings import Settings
+    from services.tasks.celery_app import beat_schedule
+
+    env = expanded_env(render("full"), "celery-beat")
+    assert "TANSUO_RANKER_INTERVAL_S" in expanded_env(render("full"), "ranker")
+    assert not [name for name in env if "PAGERANK" in name]
+    tasks = {name[len("TANSUO_") :].lower(): value for name, value in env.items() if name.startswith("TANSUO_TASKS_")}
+    cfg = Settings(**tasks)
+    assert not [job for job in beat_schedule(cfg).values() if "pagerank" in job["task"]]
+
+
 def test_the_crawler_replicas_come_from_values(render):
     assert deployments(render("default", "crawler.replicaCount=5"))["crawler"]["spec"]["replicas"] == 5
 

@@ -15,7 +15,8 @@ from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
 from services.api.query_plan import words_query
 from services.common.model import TOPIC_LINKS, IndexDoc, LinkBatch, LinkFields, Outlink, SearchHits, SearchQuery
 from services.common.settings import Settings
-from services.ranker.ranker import MAX_ANCHORS_CHARS, Ranker, join_anchors
+from services.ranker.anchor_text import MAX_ANCHORS_CHARS, join_anchors
+from services.ranker.ranker import Ranker
 
 SITE = "http://docs.example.cn"
 HOME, INSTALL, FAQ, APT = (f"{SITE}/", f"{SITE}/install.html", f"{SITE}/faq.html", f"{SITE}/apt.html")

@@ -1,31 +1,46 @@
-"""Embedded link graph: pages and their outlinks in one SQLite file.
+"""Embedded link graph: pages and their outlinks by id, in one SQLite file.
 
-One row per distinct (source, target, anchor), so a page that links to the same
-target with two texts ("下一页" and the chapter title) keeps both anchors while
-``edges()`` still reports the pair once.
+- ``urls``/``texts``: every URL and anchor text seen, each with its id for good.
+- ``outlinks``: one row per page (source id), its distinct target ids and its
+  (target id, text id) anchor pairs as packed arrays (``services.common.link_ids``).
+
+A graph written by an older version (tables ``nodes`` and ``links``, one row per
+(source, target, anchor) with URL strings) is converted when the file is opened, in one
+transaction, and its tables dropped.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from services.common.adapters.link_graph_views import LinkGraphViews
+from services.common.link_ids import (
+    AnchorChunk,
+    EdgeChunk,
+    anchor_chunk,
+    distinct_links,
+    edge_chunk,
+    from_rows,
+    pack_anchors,
+    pack_targets,
+)
+
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS nodes (
-    url TEXT PRIMARY KEY
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS links (
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    anchor TEXT NOT NULL,
-    PRIMARY KEY (source, target, anchor)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS urls (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS outlinks (
+    source INTEGER PRIMARY KEY,
+    targets BLOB NOT NULL,
+    anchors BLOB NOT NULL
+);
 """
+_CHUNK = 5000  # pages per chunk read
 
 
-class SqliteLinkGraph:
+class SqliteLinkGraph(LinkGraphViews):
     """One connection behind a lock: the ranker is the only writer, and readers
     (recompute, tests) are rare, so a lock costs nothing and keeps SQLite simple."""
 
@@ -37,48 +52,106 @@ class SqliteLinkGraph:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        self._convert_legacy()
 
     def set_outlinks(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
         """Replace ``source``'s outlinks in one transaction: a replayed batch leaves the
         graph as it was, and a reader never sees a page with half its links."""
-        pairs = {(target, anchor) for target, anchor in links}
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                new = self._db.execute("INSERT OR IGNORE INTO nodes(url) VALUES (?)", (source,)).rowcount > 0
-                old = set(self._db.execute("SELECT target, anchor FROM links WHERE source = ?", (source,)))
-                changed = new or old != pairs
-                if old != pairs:
-                    self._db.execute("DELETE FROM links WHERE source = ?", (source,))
-                    self._db.executemany(
-                        "INSERT INTO links(source, target, anchor) VALUES (?, ?, ?)",
-                        [(source, target, anchor) for target, anchor in pairs],
-                    )
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-        return changed
+        return self.set_outlinks_many([(source, links)])[0]
 
-    def edges(self) -> list[tuple[str, str]]:
-        """Every distinct (source, target), self-links included if they were stored."""
-        # A list, not a generator: a cursor held open across yields would race with writers.
-        with self._lock:
-            return self._db.execute("SELECT DISTINCT source, target FROM links").fetchall()
+    def set_outlinks_many(self, pages: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> list[bool]:
+        """Every page in one transaction: one fsync for a poll's worth of pages."""
+        with self._lock, self._transaction():
+            return [self._store(source, links) for source, links in pages]
 
-    def nodes(self) -> list[str]:
-        with self._lock:
-            return [url for (url,) in self._db.execute("SELECT url FROM nodes ORDER BY url")]
+    def _transaction(self) -> "_Transaction":
+        return _Transaction(self._db)
 
-    def anchors(self) -> dict[str, list[str]]:
-        """Non-empty anchor texts per target, one entry per linking (source, text), in
-        no particular order (sorting every link costs more than the ranker's own sort)."""
-        result: dict[str, list[str]] = {}
+    def _store(self, source: str, links: Sequence[tuple[str, str]]) -> bool:
+        targets, anchors = distinct_links(links)
+        source_id = self._id("urls", "url", source)
+        packed = (
+            pack_targets(self._id("urls", "url", t) for t in targets),
+            pack_anchors((self._id("urls", "url", t), self._id("texts", "text", a)) for t, a in anchors),
+        )
+        old = self._db.execute("SELECT targets, anchors FROM outlinks WHERE source = ?", (source_id,)).fetchone()
+        if old is not None and tuple(old) == packed:
+            return False
+        self._db.execute("INSERT OR REPLACE INTO outlinks(source, targets, anchors) VALUES (?, ?, ?)", (source_id, *packed))
+        return True
+
+    def _id(self, table: str, column: str, value: str) -> int:
+        row = self._db.execute(f"SELECT id FROM {table} WHERE {column} = ?", (value,)).fetchone()  # noqa: S608
+        if row is not None:
+            return int(row[0])
+        # Ids from 0 up, without gaps, so that they index arrays directly.
+        cursor = self._db.execute(
+            f"INSERT INTO {table}(id, {column}) SELECT coalesce(max(id) + 1, 0), ? FROM {table}", (value,)  # noqa: S608
+        )
+        return int(cursor.lastrowid or 0)
+
+    def edge_chunks(self) -> Iterator[EdgeChunk]:
+        for rows in self._pages("targets"):
+            yield edge_chunk(*from_rows(rows))
+
+    def anchor_chunks(self) -> Iterator[AnchorChunk]:
+        for rows in self._pages("anchors"):
+            yield anchor_chunk(*from_rows(rows))
+
+    def _pages(self, column: str) -> Iterator[list[tuple[int, bytes]]]:
+        # Keyset pages, each read under the lock: no cursor stays open across a yield,
+        # where it would race with writers.
+        after = -1
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT source, {column} FROM outlinks WHERE source > ? ORDER BY source LIMIT ?",  # noqa: S608
+                    (after, _CHUNK),
+                ).fetchall()
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][0]
+
+    def urls(self, ids: Sequence[int]) -> list[str]:
+        return self._values("urls", "url", ids)
+
+    def texts(self, ids: Sequence[int]) -> list[str]:
+        return self._values("texts", "text", ids)
+
+    def _values(self, table: str, column: str, ids: Sequence[int]) -> list[str]:
+        found: dict[int, str] = {}
         with self._lock:
-            rows = self._db.execute("SELECT target, anchor FROM links WHERE anchor != ''").fetchall()
-        for target, anchor in rows:
-            result.setdefault(target, []).append(anchor)
-        return result
+            for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
+                part = [int(i) for i in ids[start : start + 500]]
+                marks = ",".join("?" * len(part))
+                sql = f"SELECT id, {column} FROM {table} WHERE id IN ({marks})"  # noqa: S608
+                found.update(self._db.execute(sql, part).fetchall())
+        return [found[int(i)] for i in ids]
+
+    def url_ids(self, urls: Sequence[str]) -> list[int | None]:
+        with self._lock:
+            rows = [self._db.execute("SELECT id FROM urls WHERE url = ?", (u,)).fetchone() for u in urls]
+        return [int(row[0]) if row else None for row in rows]
+
+    def node_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM outlinks").fetchone()[0])
+
+    def _convert_legacy(self) -> None:
+        """Pages of the old one-row-per-link tables, stored anew; the old tables go."""
+        with self._lock:
+            tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "links" not in tables:
+                return
+            with self._transaction():
+                pages = {url: [] for (url,) in self._db.execute("SELECT url FROM nodes")} if "nodes" in tables else {}
+                for source, target, anchor in self._db.execute("SELECT source, target, anchor FROM links"):
+                    pages.setdefault(source, []).append((target, anchor))
+                for source, links in pages.items():
+                    self._store(source, links)
+                self._db.execute("DROP TABLE links")
+                self._db.execute("DROP TABLE IF EXISTS nodes")
 
     def ping(self) -> None:
         with self._lock:
@@ -87,3 +160,16 @@ class SqliteLinkGraph:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error (the caller holds the lock)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self._db.execute("ROLLBACK" if kind is not None else "COMMIT")

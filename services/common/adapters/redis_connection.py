@@ -32,8 +32,9 @@ class RedisTarget:
     where: str  # host:port/db for error messages, never the password
 
 
-def connect(url: str) -> RedisTarget:
-    """A client for ``url``; no I/O happens until the first command."""
+def connect(url: str, decode_responses: bool = True) -> RedisTarget:
+    """A client for ``url``; no I/O happens until the first command. Replies are str
+    unless ``decode_responses`` is False (for values that are bytes, not text)."""
     parts = urlsplit(url)
     if parts.scheme not in ("redis", "rediss", "unix"):
         raise ValueError(f"not a Redis URL: {parts.scheme}://… (expected redis://, rediss:// or unix://)")
@@ -45,7 +46,7 @@ def connect(url: str) -> RedisTarget:
             query.append((key, value))
     client = redis.Redis.from_url(
         urlunsplit(parts._replace(query=urlencode(query))),
-        decode_responses=True,
+        decode_responses=decode_responses,
         # No automatic retries: re-sending a script whose reply was lost would run it
         # twice (a second batch of leases, or a finish then reported as stale). A failed
         # call raises; the caller's loop tries again, and the pool reconnects by itself.
