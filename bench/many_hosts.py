@@ -114,6 +114,7 @@ def crawl_embedded(hosts: LoopbackHosts, shape: Shape, work: Path) -> CrawlRun:
     """One ``tansuo crawl`` of every front page, from a fresh data directory."""
     cmd = [sys.executable, "-m", "services.cli.main", "crawl", *hosts.front_pages(), "--data", str(work / "data"),
            "--delay", str(shape.delay_s), "--allow-private-networks", "--no-progress"]  # fmt: skip
+    work.mkdir(parents=True, exist_ok=True)
     hosts.clear_requests()
     load, since, site0 = os.getloadavg()[0], time.monotonic(), time.process_time()
     with open(work / "crawl.log", "wb") as log:
@@ -185,7 +186,6 @@ def run(args: argparse.Namespace) -> ManyHostResults:
         print(f"{shape.hosts} hosts x {shape.pages_per_host} pages on port {hosts.port}, bound "
               f"{shape.bound_per_s:g} pages/s; work in {work}", file=sys.stderr)  # fmt: skip
         if not args.no_embedded:
-            (work / "embedded").mkdir()
             runs.append(crawl_embedded(hosts, shape, work / "embedded"))
             _say(runs[-1], shape)
         if args.crawlers:
