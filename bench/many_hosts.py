@@ -50,7 +50,7 @@ from bench.link_field_watch import wait_until_settled
 from bench.loopback_hosts import LoopbackHosts
 from bench.machine import Machine, describe
 from bench.many_host_site import loopback_addresses, page_path, paragraphs_of, write_site
-from bench.process_cpu import cpu_seconds
+from bench.process_cpu import cpu_seconds, machine_busy_seconds
 from services.cli.demo_site import build_demo_site, default_cache
 from services.common.adapters.frontier_redis import RedisFrontierState
 from tests.cluster import Cluster
@@ -80,16 +80,20 @@ class Shape:
 
 @dataclass(frozen=True)
 class CrawlRun:
+    shape: Shape
     mode: str
     wall_s: float  # embedded: spawn to exit; cluster: seeding to the frontier settling
     log: FetchLog
     cpu_s: dict[str, float]  # the crawl's processes by role, over wall_s
     servers_cpu_s: float  # Redis, the broker, S3 and the Elasticsearch API (cluster only)
     site_cpu_s: float  # this process: the site servers (and a poll of the frontier)
+    machine_cpu_s: float  # every process on the machine, other work included
     load: float  # 1-minute load average as the run started
 
-    def ratio(self, shape: Shape) -> float:
-        return self.log.pages_per_s / shape.bound_per_s
+    @property
+    def ratio(self) -> float:
+        """Achieved pages/s ÷ the politeness bound."""
+        return self.log.pages_per_s / self.shape.bound_per_s
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ class ManyHostResults:
     started: datetime
     duration_s: float
     machine: Machine
-    shape: Shape
+    shapes: list[Shape]  # one per delay; the same hosts and pages
     load: tuple[float, float]
     cluster_settings: dict[str, str]  # what the cluster ran with that is not the product's default
     runs: list[CrawlRun]
@@ -116,16 +120,16 @@ def crawl_embedded(hosts: LoopbackHosts, shape: Shape, work: Path) -> CrawlRun:
            "--delay", str(shape.delay_s), "--allow-private-networks", "--no-progress"]  # fmt: skip
     work.mkdir(parents=True, exist_ok=True)
     hosts.clear_requests()
-    load, since, site0 = os.getloadavg()[0], time.monotonic(), time.process_time()
+    load, since, site0, machine0 = os.getloadavg()[0], time.monotonic(), time.process_time(), machine_busy_seconds()
     with open(work / "crawl.log", "wb") as log:
         proc = subprocess.Popen(cmd, cwd=REPO, env=embedded_env(), stdout=log, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)  # wait4: the child's own CPU time
         proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - since
+    wall, machine = time.monotonic() - since, machine_busy_seconds() - machine0
     if proc.returncode != 0:
         raise RuntimeError(f"tansuo crawl failed; see {work / 'crawl.log'}")
-    return CrawlRun("embedded (tansuo crawl)", wall, shape.fetch_log(hosts, since),
-                    {"tansuo crawl": usage.ru_utime + usage.ru_stime}, 0.0, time.process_time() - site0, load)  # fmt: skip
+    return CrawlRun(shape, "embedded (tansuo crawl)", wall, shape.fetch_log(hosts, since),
+                    {"tansuo crawl": usage.ru_utime + usage.ru_stime}, 0.0, time.process_time() - site0, machine, load)  # fmt: skip
 
 
 def crawl_cluster(hosts: LoopbackHosts, shape: Shape, servers: Servers, crawlers: int, work: Path,
@@ -150,51 +154,53 @@ def crawl_cluster(hosts: LoopbackHosts, shape: Shape, servers: Servers, crawlers
     finally:
         cluster.stop()
     roles = {role: after[0][role] - before[0][role] for role in after[0]}
-    run = CrawlRun(f"cluster, {crawlers} crawler{'s' if crawlers > 1 else ''}", wall,
+    run = CrawlRun(shape, f"cluster, {crawlers} crawler{'s' if crawlers > 1 else ''}", wall,
                    shape.fetch_log(hosts, since), roles, after[1] - before[1],
-                   after[2] - before[2], load)  # fmt: skip
+                   after[2] - before[2], after[3] - before[3], load)  # fmt: skip
     return run, changed_settings(env)
 
 
-def _cpu(cluster: Cluster, servers: Servers) -> tuple[dict[str, float], float, float]:
-    """CPU seconds so far of the services by role (crawlers summed), of the servers and
-    of this process."""
+def _cpu(cluster: Cluster, servers: Servers) -> tuple[dict[str, float], float, float, float]:
+    """CPU seconds so far of the services by role (crawlers summed), of the servers, of
+    this process and of the whole machine."""
     roles: dict[str, float] = {}
     for name, proc in cluster.procs.items():
         role = name.rstrip("0123456789")
         roles[role] = roles.get(role, 0.0) + cpu_seconds(proc.pid)
     backing = [servers.redis.proc, servers.kafka.proc, servers.s3.proc, servers.es.proc]
-    return roles, sum(cpu_seconds(p.pid) for p in backing if p is not None), time.process_time()
+    servers_s = sum(cpu_seconds(p.pid) for p in backing if p is not None)
+    return roles, servers_s, time.process_time(), machine_busy_seconds()
 
 
-def _say(run: CrawlRun, shape: Shape) -> None:
-    print(f"{run.mode}: {run.log.pages} pages in {run.log.window_s:.1f} s ({run.log.pages_per_s:.1f} pages/s, "
-          f"{run.ratio(shape):.2f} of the bound), {sum(run.cpu_s.values()):.1f} CPU s, "
+def _say(run: CrawlRun) -> None:
+    print(f"{run.mode}, delay {run.shape.delay_s:g} s: {run.log.pages} pages in {run.log.window_s:.1f} s "
+          f"({run.log.pages_per_s:.1f} pages/s, {run.ratio:.2f} of the bound), {sum(run.cpu_s.values()):.1f} CPU s, "
           f"min gap {run.log.min_gap_s:.3f} s", file=sys.stderr)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> ManyHostResults:
     started, t0, load0 = datetime.now(timezone.utc), time.monotonic(), os.getloadavg()[0]
-    shape = Shape(args.hosts, args.pages, args.delay)
+    shapes = [Shape(args.hosts, args.pages, delay) for delay in args.delay]
     build_demo_site(args.site)
     paragraphs = paragraphs_of(args.site)
     runs: list[CrawlRun] = []
     settings: dict[str, str] = {}
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tansuo-many-hosts-", dir=args.workdir)))
-        hosts = serve_site(stack, work / "site", shape, paragraphs)
-        print(f"{shape.hosts} hosts x {shape.pages_per_host} pages on port {hosts.port}, bound "
-              f"{shape.bound_per_s:g} pages/s; work in {work}", file=sys.stderr)  # fmt: skip
-        if not args.no_embedded:
-            runs.append(crawl_embedded(hosts, shape, work / "embedded"))
-            _say(runs[-1], shape)
-        if args.crawlers:
-            servers = stack.enter_context(running_servers(work / "servers"))
+        hosts = serve_site(stack, work / "site", shapes[0], paragraphs)
+        print(f"{args.hosts} hosts x {args.pages} pages on port {hosts.port}; work in {work}", file=sys.stderr)
+        # Every embedded crawl first: the test servers, idle, would still take some CPU.
+        for shape in shapes if not args.no_embedded else []:
+            runs.append(crawl_embedded(hosts, shape, work / f"delay-{shape.delay_s:g}" / "embedded"))
+            _say(runs[-1])
+        servers = stack.enter_context(running_servers(work / "servers")) if args.crawlers else None
+        for shape in shapes if servers else []:
             for n in args.crawlers:
-                cluster_run, settings = crawl_cluster(hosts, shape, servers, n, work / f"cluster-{n}", args.timeout)
+                where = work / f"delay-{shape.delay_s:g}" / f"cluster-{n}"
+                cluster_run, settings = crawl_cluster(hosts, shape, servers, n, where, args.timeout)
                 runs.append(cluster_run)
-                _say(cluster_run, shape)
-    return ManyHostResults(started, time.monotonic() - t0, describe(), shape, (load0, os.getloadavg()[0]),
+                _say(cluster_run)
+    return ManyHostResults(started, time.monotonic() - t0, describe(), shapes, (load0, os.getloadavg()[0]),
                            settings, runs)  # fmt: skip
 
 
@@ -203,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="write the block in docs/benchmarks.md")
     parser.add_argument("--hosts", type=int, default=128, help="loopback hosts, from 127.0.0.2")
     parser.add_argument("--pages", type=int, default=30, help="pages a host, its front page included")
-    parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds (the product's default: 1)")
+    parser.add_argument("--delay", type=float, nargs="+", default=[1.0],
+                        help="per-host delays, seconds, each a set of runs (the product's default: 1)")
     parser.add_argument("--crawlers", type=int, nargs="*", default=[1, 2, 4],
                         help="crawler processes of each cluster run; none: no cluster (needs the test install)")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded crawl")

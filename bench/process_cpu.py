@@ -1,4 +1,4 @@
-"""CPU seconds of a running process, read from /proc while it still runs.
+"""CPU seconds of a running process, and of the whole machine, read from /proc.
 
 ``wait4`` gives a child's CPU only once it has exited, and a cluster's services are
 measured up to the moment the crawl settles, while they keep running; /proc gives it
@@ -23,3 +23,11 @@ def cpu_seconds(pid: int) -> float:
     fields = stat.rsplit(")", 1)[1].split()
     utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
     return (utime + stime + cutime + cstime) / _TICKS
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every process on the machine has used since boot (all cores, idle and
+    I/O wait left out): on a shared machine, what others took shows here and nowhere else."""
+    with open("/proc/stat", encoding="ascii") as f:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / _TICKS

@@ -27,7 +27,7 @@ def test_a_tiny_many_host_crawl_fetches_every_page_and_waits_the_delay_on_each_h
         run = crawl_embedded(hosts, shape, tmp_path / "embedded")
     assert (run.log.pages, run.log.missing, run.log.repeated) == (shape.pages, 0, 0)
     assert run.log.polite(shape.delay_s), f"two requests to one host {run.log.min_gap_s:.3f} s apart"
-    results = ManyHostResults(datetime.now(timezone.utc), run.wall_s, machine.describe(), shape, (0.0, 0.0), {}, [run])
+    results = ManyHostResults(datetime.now(timezone.utc), run.wall_s, machine.describe(), [shape], (0.0, 0.0), {}, [run])
     section = many_hosts_report.render(results)
-    assert "| embedded (tansuo crawl) | 12 |" in section
+    assert "| 0.2 | 20 | embedded (tansuo crawl) | 12 |" in section
     assert "Every page of every host was fetched" in section
