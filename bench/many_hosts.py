@@ -157,7 +157,8 @@ def crawl_cluster(hosts: LoopbackHosts, shape: Shape, servers: Servers, crawlers
     run = CrawlRun(shape, f"cluster, {crawlers} crawler{'s' if crawlers > 1 else ''}", wall,
                    shape.fetch_log(hosts, since), roles, after[1] - before[1],
                    after[2] - before[2], after[3] - before[3], load)  # fmt: skip
-    return run, changed_settings(env)
+    # The delay is named in each row; the settings line holds what all runs share.
+    return run, {k: v for k, v in changed_settings(env).items() if k != "TANSUO_FRONTIER_HOST_DELAY_S"}
 
 
 def _cpu(cluster: Cluster, servers: Servers) -> tuple[dict[str, float], float, float, float]:
