@@ -1,7 +1,7 @@
 """Issue 12's many-host case: a crawl of many small hosts, each with a per-host delay,
 against its politeness bound of hosts ÷ delay pages/s.
 
-    python -m bench.many_hosts            # print the figures (about 10 minutes on 2 cores)
+    python -m bench.many_hosts            # print the figures (about 15 minutes on 2 cores)
     python -m bench.many_hosts --write    # and write their block in docs/benchmarks.md
     python -m bench.run --many-hosts      # the same, with --write
 

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path,
                         help="report file (default: docs/benchmarks.md for a full run, stdout for --quick)")
     parser.add_argument("--many-hosts", action="store_true",
-                        help="run only the many-host crawl (128 hosts, about 10 minutes) and write its block")
+                        help="run only the many-host crawl (128 hosts, about 15 minutes) and write its block")
     args = parser.parse_args(argv)
     if args.many_hosts:
         from bench import many_hosts  # its cluster runs need the test install (the servers' classes)
