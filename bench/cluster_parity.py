@@ -49,6 +49,7 @@ from pathlib import Path
 from bench import link_field_watch as watch
 from bench import parity_report
 from bench.cluster_servers import running_servers
+from bench.cluster_services import bench_env, changed_settings, check_alive, start_all
 from bench.known_items import Quality, embedded_env, evaluate, generate
 from bench.libreoffice_help_site import build_libreoffice_help_site
 from bench.machine import Machine, describe
@@ -59,13 +60,9 @@ from services.common.adapters.frontier_redis import RedisFrontierState
 from services.common.bootstrap import build_search_index
 from services.common.settings import Settings
 from tests.cluster import DELAY, Cluster
-from tests.servers.net import wait_for_port
 
 REPO = Path(__file__).resolve().parent.parent
 SERVICES = ("scheduler", "crawler0", "crawler1", "indexer", "ranker")
-# What the e2e environment sets that a benchmark of convergence must not: the ranker
-# interval and the indexer's commit interval are the product's defaults here.
-PRODUCT_DEFAULTS = ("TANSUO_RANKER_INTERVAL_S", "TANSUO_INDEXER_COMMIT_INTERVAL_S")
 
 
 @dataclass(frozen=True)
@@ -127,21 +124,6 @@ def crawl_embedded(site: SiteServer, data: Path) -> tuple[int, int, float]:
     return len(urls), sum(1 for u in urls if not (index.get(u).pagerank > 0)), wall  # type: ignore[union-attr]
 
 
-def _alive(cluster: Cluster) -> None:
-    for name, proc in cluster.procs.items():
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{cluster.log(name)[-3000:]}")
-
-
-def _start(cluster: Cluster) -> None:
-    """Every service at once, as an orchestrator starts them; then each one ready."""
-    for name in SERVICES:
-        cluster.start(name, name.rstrip("0123456789"), wait=False)
-    for name, proc in cluster.procs.items():
-        wait_for_port(proc.health_port, proc, timeout_s=60)  # type: ignore[attr-defined]
-        cluster.ready(name)
-
-
 def _kill(cluster: Cluster, name: str) -> None:
     victim = cluster.procs.pop(name)
     victim.send_signal(signal.SIGKILL)
@@ -152,18 +134,18 @@ def crawl_cluster(site: SiteServer, work: Path, embedded_urls: list[str], args: 
                   judgments: Path) -> ClusterRun:  # fmt: skip
     expected = len(embedded_urls)
     with running_servers(work / "servers") as servers:
-        env = {k: v for k, v in servers.cluster_env(work / "cluster").items() if k not in PRODUCT_DEFAULTS}
+        env = bench_env(servers, work / "cluster")
         if args.ranker_interval:
             env["TANSUO_RANKER_INTERVAL_S"] = str(args.ranker_interval)
         (work / "logs").mkdir(parents=True, exist_ok=True)
         cluster = Cluster(env, work / "logs")
         try:
-            _start(cluster)
+            start_all(cluster, SERVICES)
             since = time.time()
             subprocess.run([sys.executable, "-m", "services.cli.main", "seed", site.url], env=env, check=True,
                            capture_output=True)  # fmt: skip
             frontier = RedisFrontierState.from_url(env["TANSUO_STATE"])
-            alive = lambda: _alive(cluster)  # noqa: E731
+            alive = lambda: check_alive(cluster)  # noqa: E731
             watch.wait_until_fetched(frontier, int(expected * args.kill_at), args.timeout, alive)
             _kill(cluster, "crawler0")
             killed = time.time()
@@ -185,30 +167,12 @@ def crawl_cluster(site: SiteServer, work: Path, embedded_urls: list[str], args: 
         # With the services stopped: the Elasticsearch-API server answers a query in
         # seconds here, and idle services polling beside it would only slow it more.
         quality = evaluate(judgments, env, None, work / "misses-cluster.tsv")
-    defaults = Settings()
-    changed = {k: v for k, v in env.items() if k.startswith("TANSUO_") and _differs(defaults, k, v)}
     return ClusterRun(
-        settings=changed, docs=len(urls), missing=tuple(sorted(set(embedded_urls) - set(urls))),
+        settings=changed_settings(env), docs=len(urls), missing=tuple(sorted(set(embedded_urls) - set(urls))),
         extra=tuple(sorted(set(urls) - set(embedded_urls))), fetched_at_kill=fetched_at_kill,
         leased_at_kill=len(leased), crawl_s=settled - since, settled_after_kill_s=settled - killed,
         samples=tuple(samples), fetches=fetches, quality=quality, replaced=args.replace,
     )  # fmt: skip
-
-
-def _differs(defaults: Settings, key: str, value: str) -> bool:
-    """A timing or politeness setting that is not the product's default (addresses,
-    prefixes and credentials are left out of the report)."""
-    name = key.removeprefix("TANSUO_").lower()
-    if not hasattr(defaults, name) or name in {"data_dir", "bus", "state", "store", "index", "api_token", "log_format"}:
-        return False
-    return str(getattr(defaults, name)) != value and _as_float(getattr(defaults, name)) != _as_float(value)
-
-
-def _as_float(value: object) -> float | None:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
 
 
 def run(args: argparse.Namespace) -> ParityResults:

@@ -14,6 +14,7 @@ from bench.crawl_profile import extract_block
 from bench.frontier_report import FrontierResults, render_frontier
 from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
+from bench.many_hosts_report import BLOCK as MANY_HOSTS_BLOCK
 from bench.pagerank_report import BLOCK as PAGERANK_BLOCK
 from bench.parity_report import BLOCK as PARITY_BLOCK
 from bench.process_compare import BLOCK as PROCESSES_BLOCK
@@ -141,11 +142,11 @@ def splice_section(path: Path, section: str) -> None:
 def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    # The blocks of the load, cluster parity, process and PageRank benchmarks come from their
-    # own runs: kept; so is the crawl profile's (section 1b), which render() puts back in its place.
+    # The blocks of the load, cluster parity, process, PageRank and many-host benchmarks come
+    # from their own runs: kept; so is the crawl profile's (section 1b), which render() puts back.
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     blocks = (load_report.extract(text), PARITY_BLOCK.extract(text), PROCESSES_BLOCK.extract(text),
-              PAGERANK_BLOCK.extract(text))  # fmt: skip
+              PAGERANK_BLOCK.extract(text), MANY_HOSTS_BLOCK.extract(text))  # fmt: skip
     kept = "\n".join(block for block in blocks if block)
     tmp.write_text(render(results, extract_block(text)) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole

@@ -4,6 +4,8 @@
     .venv/bin/python -m bench.run --quick    # smoke run, printed to stdout
     .venv/bin/python -m bench.run --pagerank # only the PageRank benchmark, into its own block
                                              # (bench.pagerank_bench; with --quick, 1M links, printed)
+    .venv/bin/python -m bench.run --many-hosts  # only the many-host crawl, into its own block
+                                                # (bench.many_hosts; with --quick, 16 hosts, printed)
 """
 
 from __future__ import annotations
@@ -65,12 +67,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="report file (default: docs/benchmarks.md for a full run, stdout for --quick)")
     parser.add_argument("--pagerank", action="store_true",
                         help="run only the PageRank benchmark (10M links, about 15 minutes) and write its block")
+    parser.add_argument("--many-hosts", action="store_true",
+                        help="run only the many-host crawl (128 hosts, about 15 minutes) and write its block")
     args = parser.parse_args(argv)
     if args.pagerank:
         from bench import pagerank_bench  # needs the test install (its Redis server class)
 
         small = ["--edges", "1000000", "--baseline-edges", "100000"]
         return pagerank_bench.main(small if args.quick else ["--write"])
+    if args.many_hosts:
+        from bench import many_hosts  # its cluster runs need the test install (the servers' classes)
+
+        return many_hosts.main(["--hosts", "16", "--pages", "5", "--crawlers", "1"] if args.quick else ["--write"])
     out = args.out or (None if args.quick else REPO / "docs" / "benchmarks.md")
     rounds, copies, queries = (1, 2, 200) if args.quick else (3, 8, 1000)
     scale_docs = 5_000 if args.quick else 100_000
