@@ -14,7 +14,7 @@ from tests.servers.redis_server import RedisServer
 from tests.servers.s3_server import S3Server
 
 from .conftest import ServedSite, check_indexed_exactly_once, serve_site
-from .test_cluster_crawl import _index, _index_urls, crawl_until_midway, wait_until_crawled
+from .test_cluster_crawl import _frontier, _index, _index_urls, crawl_until_midway, wait_for_fetched, wait_until_crawled
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -37,37 +37,40 @@ def _cluster_serving(site_copy, env: dict[str, str], logs: Path) -> Iterator[tup
         site.server.stop()
 
 
-def _crawl_through(cluster: Cluster, site: ServedSite, down: Callable[[], None], up: Callable[[], None],
-                   embedded_reference: Path) -> None:  # fmt: skip
-    crawl_until_midway(cluster, site)
+def _outage(down: Callable[[], None], up: Callable[[], None]) -> None:
     down()
     time.sleep(5)  # long enough for every service to notice and start backing off
     up()
+
+
+def _crawl_through(cluster: Cluster, site: ServedSite, outages: list[tuple[Callable[[], None], Callable[[], None]]],
+                   embedded_reference: Path) -> None:  # fmt: skip
+    """Crawl the site with each outage in turn, the next once 60 more pages are fetched."""
+    crawl_until_midway(cluster, site)
+    frontier = _frontier(cluster.env)
+    for i, (down, up) in enumerate(outages):
+        if i:
+            wait_for_fetched(cluster, frontier.counts(time.time()).fetched + 60)
+        _outage(down, up)
     wait_until_crawled(cluster, len(_index_urls(embedded_reference)))
     check_indexed_exactly_once(site, _index(cluster.env).urls())
 
 
-def test_redis_restarted_mid_crawl(tmp_path, site_copy, kafka_broker, s3_endpoint, es_url, embedded_reference):
+def test_redis_and_then_the_s3_server_restarted_mid_crawl(tmp_path, site_copy, kafka_broker, es_url,
+                                                           embedded_reference):  # fmt: skip
+    """Two outages in one crawl (each its own test cost a whole crawl): the frontier's
+    Redis first, and once the crawl has moved on, the page store."""
     redis = RedisServer(tmp_path / "redis", persistent=True)
-    redis.start()
-    try:
-        env = _fast_env(tmp_path, redis, kafka_broker, s3_endpoint, es_url)
-        with _cluster_serving(site_copy, env, tmp_path) as (cluster, site):
-            _crawl_through(cluster, site, redis.stop, redis.start, embedded_reference)
-    finally:
-        redis.stop()
-
-
-def test_the_s3_server_restarted_mid_crawl(tmp_path, site_copy, redis_server, kafka_broker, es_url,
-                                           embedded_reference):  # fmt: skip
     s3 = S3Server(tmp_path / "s3")
+    redis.start()
     s3.start()
     try:
-        env = _fast_env(tmp_path, redis_server, kafka_broker, s3.endpoint, es_url)
+        env = _fast_env(tmp_path, redis, kafka_broker, s3.endpoint, es_url)
         with _cluster_serving(site_copy, env, tmp_path) as (cluster, site):
-            _crawl_through(cluster, site, s3.stop, s3.start, embedded_reference)
+            _crawl_through(cluster, site, [(redis.stop, redis.start), (s3.stop, s3.start)], embedded_reference)
     finally:
         s3.stop()
+        redis.stop()
 
 
 def test_the_broker_restarted_mid_crawl(tmp_path, site_copy, redis_server, durable_kafka_broker, s3_endpoint, es_url,
@@ -88,4 +91,4 @@ def test_the_broker_restarted_mid_crawl(tmp_path, site_copy, redis_server, durab
             durable_kafka_broker.stop()
             cluster.thaw()
 
-        _crawl_through(cluster, site, stop_broker_durably, durable_kafka_broker.start, embedded_reference)
+        _crawl_through(cluster, site, [(stop_broker_durably, durable_kafka_broker.start)], embedded_reference)
