@@ -36,13 +36,17 @@ def _limited(endpoint: str) -> float:
 def test_past_its_burst_a_client_gets_429_with_retry_after_then_is_answered_after_waiting(
     tmp_path: Path, path: str, endpoint: str
 ) -> None:
-    client = _client(tmp_path)
+    # One token every 2 s: the burst of three and the fourth request must fit in that
+    # time, so the app is warmed up first (the first search loads the segmenter), from
+    # an address of its own.
+    client = _client(tmp_path, api_rate_limit_per_s=0.5)
+    assert client.get(path, environ_base={"REMOTE_ADDR": "192.0.2.9"}).status_code == 200
     before = _limited(endpoint)
     assert [client.get(path, environ_base=CLIENT).status_code for _ in range(3)] == [200, 200, 200]
     refused = client.get(path, environ_base=CLIENT)
     assert refused.status_code == 429
     retry_after = int(refused.headers["Retry-After"])
-    assert retry_after == 1  # 2 tokens a second: the next one within a second
+    assert retry_after in (1, 2)  # whole seconds until the next token, at most two
     if path.startswith("/api/"):
         assert "Retry-After" in refused.get_json()["error"]
     assert _limited(endpoint) == before + 1
