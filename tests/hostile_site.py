@@ -20,7 +20,9 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.servers.quiet_handler import QuietHandler
 
 BIG5_TEXT = "國立臺灣大學圖書館提供豐富的館藏資源，歡迎各位讀者利用。"
 GBK_TEXT = "北京大学图书馆欢迎你，馆藏丰富，开放时间为周一至周五。"
@@ -62,25 +64,7 @@ def _page(title: str, body: str, head: str = "") -> str:
     return f"<!DOCTYPE html><html><head>{head}<title>{title}</title></head><body>{body}</body></html>"
 
 
-class _QuietHandler(BaseHTTPRequestHandler):
-    """A handler that logs nothing and answers in one call; the servers' handle_error
-    swallows the crawler hanging up mid-answer."""
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def reply(self, status: int, body: bytes, content_type: str = "text/html", **headers: str) -> None:
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(body)
-
-
-class Handler(_QuietHandler):
+class Handler(QuietHandler):
     site: HostileSite
     protocol_version = "HTTP/1.1"
 
@@ -314,7 +298,7 @@ class _Server(ThreadingHTTPServer):
         pass  # the crawler hangs up on the endless and the slow pages on purpose
 
 
-class _OtherPort(_QuietHandler):
+class _OtherPort(QuietHandler):
     site: HostileSite
 
     def do_GET(self) -> None:
@@ -326,7 +310,7 @@ SLOW_HOST_CRAWL_DELAY = 2
 SLOW_HOST_PAGES = 5
 
 
-class _CrawlDelayHost(_QuietHandler):
+class _CrawlDelayHost(QuietHandler):
     """A polite site that asks for a Crawl-delay: with --delay 0 and parallel fetches per
     host allowed, its requests must still come at least that far apart."""
 
@@ -352,7 +336,7 @@ JUNK_ROBOTS = ("User-agent: *\nDisallow: /private/\n" + "这不是规则 \x01\x7
 ROBOTS_TROUBLES = ("timeout", "server-error", "junk")
 
 
-class _RobotsTroubleHost(_QuietHandler):
+class _RobotsTroubleHost(QuietHandler):
     """A site whose robots.txt is the trouble: it never answers in time, answers 500,
     or is a megabyte of junk after one Disallow line. Its pages link to an open and a
     private page."""

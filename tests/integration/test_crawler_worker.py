@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -34,6 +34,7 @@ from services.common.model import (
     url_fingerprint,
 )
 from services.crawler.network_guard import host_is_private
+from tests.servers.quiet_handler import QuietHandler
 
 pytestmark = pytest.mark.integration
 
@@ -66,27 +67,14 @@ class Site:
         return [path for path, _ in self.requests]
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     site: Site
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_GET(self) -> None:
         self.site.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
         path = self.path.split("?")[0]
         route = ROUTES.get(path) or (Handler.robots_chain if path.startswith("/robots-chain-") else Handler.not_found)
         route(self)
-
-    def reply(self, status: int, body: bytes, content_type: str = "text/html", **headers: str) -> None:
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(body)
 
     def utf8(self) -> None:
         self.reply(200, UTF8_PAGE, "text/html; charset=utf-8", ETag='"u1"',
