@@ -228,7 +228,13 @@ class _HealthHandler(BaseHTTPRequestHandler):
         elif path == "/readyz":
             self._json(*self.readiness.response())
         elif path == "/metrics":
-            self._send(200, CONTENT_TYPE_LATEST, generate_latest(self.registry()))
+            try:
+                body = generate_latest(self.registry())
+            except Exception as exc:  # a scrape that fails says why, never drops the connection
+                log.exception("metrics: cannot render")
+                self._json(500, {"error": f"cannot render metrics: {exc}"})
+                return
+            self._send(200, CONTENT_TYPE_LATEST, body)
         else:
             self._json(404, {"error": f"no such endpoint: {path}"})
 

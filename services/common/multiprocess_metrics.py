@@ -12,6 +12,8 @@ first imported, so the CLI calls ``prepare`` before importing anything else.
 from __future__ import annotations
 
 import atexit
+import functools
+import glob
 import os
 import shutil
 import tempfile
@@ -21,6 +23,8 @@ ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Commands whose /metrics sums several processes: gunicorn's workers, or the embedded
 # crawl's two processes.
 SERVING_COMMANDS = ("serve", "api", "run", "demo")
+# A value file starts with 4 bytes saying how much of it is used, then 4 of padding.
+_HEADER_BYTES = 8
 
 
 def prepare(argv: Sequence[str]) -> None:
@@ -43,13 +47,42 @@ def enabled() -> bool:
 def registry():  # type: ignore[no-untyped-def]  # prometheus_client's registries are untyped
     """The registry a /metrics endpoint should render: every worker's values summed in
     multiprocess mode, else this process's default registry."""
-    from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
+    from prometheus_client import REGISTRY, CollectorRegistry
 
     if not enabled():
         return REGISTRY
     merged = CollectorRegistry()
-    multiprocess.MultiProcessCollector(merged)
+    _started_files_collector()(merged)
     return merged
+
+
+@functools.cache
+def _started_files_collector():  # type: ignore[no-untyped-def]
+    """Defined on first use: this module is imported before prometheus_client may be."""
+    from prometheus_client import multiprocess
+
+    class StartedFilesCollector(multiprocess.MultiProcessCollector):  # type: ignore[misc]
+        """Sums every process's file but those still being created.
+
+        A process that counts its first value creates its file empty and sizes it a
+        moment later; prometheus_client's own collector raises on such a file, and the
+        scrape that met it lost its connection (a worker of `tansuo serve` starting
+        while Prometheus, or a test, scraped). An empty file holds no value yet, so
+        leaving it out of this scrape loses nothing.
+        """
+
+        def collect(self):  # type: ignore[no-untyped-def]
+            files = [path for path in glob.glob(os.path.join(self._path, "*.db")) if _sized(path)]
+            return self.merge(files, accumulate=True)
+
+    return StartedFilesCollector
+
+
+def _sized(path: str) -> bool:
+    try:
+        return os.path.getsize(path) >= _HEADER_BYTES
+    except FileNotFoundError:  # a dead process's live gauges, removed since the glob
+        return False
 
 
 def worker_exited(pid: int) -> None:
