@@ -55,7 +55,7 @@ class Plan:
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
 Scales = dict[tuple[str, str], float]  # (field, word) -> factor on the field's boost
-# Fields whose per-field idf is shared (BM25F-style); sub-words are parts, not words.
+# Fields whose idf is bounded by the collection's (BM25F-style); sub-words are parts, not words.
 _SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body_tokens")
 
 
@@ -70,18 +70,22 @@ class QueryPlanner:
         self._term_stats = term_stats
 
     def field_scales(self, words: Sequence[str]) -> dict[tuple[str, str], float]:
-        """Field weights that give a word one idf across the fields, as BM25F and
-        Elasticsearch's combined_fields do.
+        """Field weights that keep a word's idf in one field within ``search_field_idf_cap``
+        times its idf over the whole collection.
 
-        Per-field idf over-rewards a word that is rare in one field only: 保险 in the
-        one title of 27,000 that holds it (a hub page's) weighs ten times its weight
-        in bodies, where thousands of answers hold it, and the hub outranks them.
-        Scaling each field's boost by idf(shared) / idf(field), with the shared
-        document frequency taken as the largest of the fields', puts every field on
-        the word's weight in the whole collection."""
+        Per-field idf says how few pages are about a word (few titles hold it), which
+        finds topic pages; but a word that most pages hold can become the strongest
+        signal of a query just by being rare in one short field. On InsuranceQA, 保险 is
+        in the title of one page of 27,469 (the front page, a page of links, title
+        保险问答) and in the bodies of most answers: its title idf is 30 times its body
+        idf, and times the title boost the front page led questions about insurance
+        while answers matched them. The collection idf (from the word's largest
+        document frequency over the fields, as BM25F and Elasticsearch's cross_fields
+        blend it) bounds each field's; a cap of 1 is BM25F's one idf."""
         scales: dict[tuple[str, str], float] = {}
         words = [w for w in dict.fromkeys(words) if w]
-        if self._term_stats is None or not words or self._cfg.search_shared_idf <= 0:
+        cap = self._cfg.search_field_idf_cap
+        if self._term_stats is None or not words or cap <= 0:
             return scales
         pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
         docs, dfs = self._term_stats(pairs)
@@ -89,10 +93,10 @@ class QueryPlanner:
         for (f, w), df in zip(pairs, dfs):
             by_word.setdefault(w, {})[f] = df
         for w, per_field in by_word.items():
-            shared = _idf(docs, max(per_field.values()))
+            collection = _idf(docs, max(per_field.values()))
             for f, df in per_field.items():
                 if df > 0:
-                    scales[(f, w)] = (shared / _idf(docs, df)) ** self._cfg.search_shared_idf
+                    scales[(f, w)] = min(1.0, cap * collection / _idf(docs, df))
         return scales
 
     # --- leaves

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-Answer = dict[str, Any]
+Answer = Any  # a search's answer (a dict), or what another cache of this kind keeps
 
 
 class ResultCache:

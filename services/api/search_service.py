@@ -18,6 +18,7 @@ from services.api.result_grouping import Page, Result, fold_near_duplicates, pag
 from services.api.query_syntax import ParsedQuery, QuerySyntaxError, clean_site, parse
 from services.api.result_cache import ResultCache
 from services.api.snippets import snippet_html, title_html
+from services.api.term_stats_cache import CachedTermStats
 from services.common.metrics import SEARCH_CACHE_HITS, SEARCH_DURATION, SEARCH_REQUESTS
 from services.common.model import SearchHits, SearchQuery
 from services.common.ports import SearchIndex
@@ -53,7 +54,14 @@ class SearchService:
     def __init__(self, cfg: Settings, index: SearchIndex) -> None:
         self._cfg = cfg
         self._index = index
-        self._planner = QueryPlanner(cfg, lambda terms: self._index.term_stats(terms))
+        # Words repeat across queries more than queries do: more entries than answers.
+        term_stats = CachedTermStats(
+            lambda terms: self._index.term_stats(terms),
+            lambda: self._index.view_version(),
+            16 * cfg.search_cache_entries,
+            cfg.search_cache_ttl_s,
+        )
+        self._planner = QueryPlanner(cfg, term_stats)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:

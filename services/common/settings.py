@@ -145,9 +145,11 @@ class Settings(BaseSettings):
     search_long_query_share: float = Field(default=0.34, gt=0, le=1)
     # Question words and particles (怎么, 如何, 吗 …) are never required and weigh this much.
     search_question_word_weight: float = Field(default=0.2, ge=0)
-    # How far a word's idf is shared across fields (BM25F-style): 1 = fully, 0 = per field
-    # (off, and no term-statistics call per query). Measured in docs/ranking.md: no gain.
-    search_shared_idf: float = Field(default=0.0, ge=0, le=1)
+    # A word's idf in one field (title, headings, anchors, body) is at most this many
+    # times its idf over the whole collection (its largest document frequency in any
+    # field): 1 shares one idf across fields as BM25F does, 0 keeps per-field idf and
+    # saves the term-statistics call of each query. docs/ranking.md has the figures.
+    search_field_idf_cap: float = Field(default=3.0, ge=0)
     search_synonym_weight: float = Field(default=0.8, ge=0)  # another name of a query word
     search_gram_boost: float = 0.5
     search_gram_phrase_boost: float = 4.0
@@ -260,6 +262,13 @@ class Settings(BaseSettings):
 
         for entry in value:
             ipaddress.ip_network(entry, strict=False)  # a ValueError fails start-up
+        return value
+
+    @field_validator("search_field_idf_cap")
+    @classmethod
+    def _cap_off_or_at_least_one(cls, value: float) -> float:
+        if 0 < value < 1:  # below the shared idf: a field would weigh less than the collection says
+            raise ValueError("TANSUO_SEARCH_FIELD_IDF_CAP: 0 (off) or at least 1 (1 = one idf across fields)")
         return value
 
     @property

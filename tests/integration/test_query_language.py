@@ -169,28 +169,46 @@ def test_other_names_of_a_word_find_its_pages(service: SearchService) -> None:
     assert _urls(service, "簡報 動畫")[0] == url(1, "/office/slides")  # 簡報 is 演示文稿
 
 
-def _qa_site(tmp_path: Path, settings: Settings, link_page: bool) -> list[str]:
-    """A front page titled 保险问答 with the site's highest PageRank and nothing but links,
-    300 answers that mention 保险 (so it is common in bodies, rare in titles), and the
-    one answer to the question, which lacks one of its words (购买)."""
+def _qa_site(tmp_path: Path, settings: Settings, question: str) -> list[str]:
+    """InsuranceQA in small: a front page titled 保险问答 with nothing but links, 300
+    answers that mention 保险 (common in bodies, in no title but the front page's), and
+    two answers to questions. Every page has the same rank, as measured on the real
+    site (the front page's PageRank equals an answer's), so only the text decides."""
     from services.common.model import LinkFields
     from tests.page_events import page_event
 
     links = "\n".join(f"答案 {i}" for i in range(300))
-    hub = dataclasses.replace(page_event("https://qa.example.cn/", "保险问答", links), link_page=link_page, own_text="")
+    hub = dataclasses.replace(page_event("https://qa.example.cn/", "保险问答", links), link_page=True, own_text="")
     filler = [page_event(f"https://qa.example.cn/a/{i}", f"答案 {i}", f"第 {i} 种保险产品的说明，保险期间与保费。")
-              for i in range(1, 301)]  # fmt: skip
-    answer = page_event("https://qa.example.cn/a/0", "答案 0", "残疾保险不是法律要求的，但许多雇主为员工提供残疾保险。")
+              for i in range(2, 302)]  # fmt: skip
+    answers = [
+        page_event("https://qa.example.cn/a/0", "答案 0", "残疾保险不是法律要求的，但许多雇主为员工提供残疾保险。"),
+        page_event("https://qa.example.cn/a/1", "答案 1", "私家车的车险保费一般不能扣税，除非汽车用于经营。"),
+    ]
+    pages = [hub, *answers, *filler]
     index = TantivySearchIndex(tmp_path / "index", settings)
-    index.upsert([build_document(e) for e in [hub, answer, *filler]])
-    index.set_link_fields({"https://qa.example.cn/": LinkFields(pagerank=0.5, rank=50.0, anchors="", anchors_tokens="")})
+    index.upsert([build_document(e) for e in pages])
+    same = LinkFields(pagerank=1 / len(pages), rank=1.0, anchors="", anchors_tokens="")
+    index.set_link_fields({e.url: same for e in pages})
     index.commit()
-    found = [r["url"] for r in SearchService(settings, index).search("法律是否要求雇主购买残疾保险？")["results"]]
+    found = [r["url"] for r in SearchService(settings, index).search(question)["results"]]
     index.close()
     return found
 
 
 def test_a_page_of_links_with_the_word_in_its_title_ranks_below_the_answer(tmp_path: Path) -> None:
-    found = _qa_site(tmp_path, CFG, link_page=True)
+    found = _qa_site(tmp_path, CFG, "法律是否要求雇主购买残疾保险？")
     assert found[0] == "https://qa.example.cn/a/0"
+    assert "https://qa.example.cn/" not in found[:3]
+
+
+def test_a_word_rare_in_titles_alone_does_not_lift_a_page_of_links_over_the_answer(tmp_path: Path) -> None:
+    # No page holds both 汽车保险 and 扣税, so any of the words and their parts will do
+    # (汽车, 保险); 保险 is in one title only. With per-field idf unbounded, that title
+    # outweighs the answer's 汽车 and 扣税, as it did on InsuranceQA.
+    question = "汽车保险是否可以扣税？"
+    unbounded = _qa_site(tmp_path / "unbounded", Settings(search_field_idf_cap=0), question)
+    assert unbounded[0] == "https://qa.example.cn/"
+    found = _qa_site(tmp_path / "bounded", CFG, question)
+    assert found[0] == "https://qa.example.cn/a/1"
     assert "https://qa.example.cn/" not in found[:3]

@@ -173,10 +173,13 @@ def test_both_backends_match_rank_and_score_alike(backends, complete: bool) -> N
             assert s_e == pytest.approx(s_t, rel=REL_TOL), (q, site)
 
 
-def test_both_backends_agree_with_idf_shared_across_fields(backends) -> None:
-    # The shared idf takes term statistics from each backend (tantivy doc_freq,
-    # Elasticsearch _msearch counts): the field weights, and so the scores, must agree.
-    results = _load(backends, _documents(complete=False), Settings(search_shared_idf=1.0))
+@pytest.mark.parametrize("cap", [0.0, 1.0], ids=["per-field-idf", "one-idf-across-fields"])
+def test_both_backends_agree_however_field_idf_is_bounded(backends, cap: float) -> None:
+    # The bound takes term statistics from each backend (tantivy doc_freq,
+    # Elasticsearch _msearch counts): the field weights, and so the scores, must agree,
+    # from per-field idf (no statistics) to one idf across fields (the default, 3, is
+    # the test above).
+    results = _load(backends, _documents(complete=False), Settings(search_field_idf_cap=cap))
     for (q, site), (tantivy, es, n_tantivy, n_es) in zip(QUERIES, results):
         assert n_es == n_tantivy, q
         _assert_same_top(tantivy, es, rel_tol=REL_TOL)
