@@ -116,33 +116,47 @@ class Connection:
 
 
 async def closed_loop(
-    host: str, port: int, paths: list[str], clients: int, seconds: float, start_at: int = 0
+    host: str, port: int, paths: list[str], clients: int, seconds: float, start_at: int = 0, ramp_s: float = 0.0,
+    warmup_s: float = 0.0,
 ) -> dict[str, object]:
-    tally = Tally()
+    """``clients`` users, the n-th arriving ``n / clients * ramp_s`` seconds in (a
+    search box's users do not all press Enter in the same millisecond), for ``seconds``
+    in all. The summary covers requests sent after ``warmup_s``, the steady state;
+    ``whole`` covers every request, the arrival included."""
+    steady, whole = Tally(), Tally()
     start = time.monotonic()
     end = start + seconds
+    steady_from = start + warmup_s
     counter = itertools.count(start_at)
 
     async def client(n: int) -> None:
+        await asyncio.sleep(n / clients * ramp_s)
         conn = Connection(host, port)
         while time.monotonic() < end:
             path = paths[next(counter) % len(paths)]
             sent = time.monotonic()
+            tallies = (whole, steady) if sent >= steady_from else (whole,)
             try:
                 status, retry_after, _ = await conn.request(path)
             except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
                 conn.close()
-                tally.statuses["connection error"] += 1
+                for tally in tallies:
+                    tally.statuses["connection error"] += 1
                 await asyncio.sleep(0.05)
                 continue
             if time.monotonic() <= end + 5:
-                tally.record(status, time.monotonic() - sent, retry_after)
+                for tally in tallies:
+                    tally.record(status, time.monotonic() - sent, retry_after)
             if retry_after is not None and status in (429, 503):
                 await asyncio.sleep(min(float(retry_after), max(0.0, end - time.monotonic())))
         conn.close()
 
     await asyncio.gather(*(client(n) for n in range(clients)))
-    return {"mode": "closed", "clients": clients, **tally.summary(time.monotonic() - start)}
+    elapsed = time.monotonic() - start
+    return {
+        "mode": "closed", "clients": clients, "ramp_s": ramp_s, "warmup_s": warmup_s,
+        **steady.summary(elapsed - warmup_s), "whole": whole.summary(elapsed),
+    }  # fmt: skip
 
 
 async def open_loop(
@@ -208,11 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=100.0, help="requests per second (open loop)")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--start-at", type=int, default=0, help="the line of QUERIES to begin with")
+    parser.add_argument("--ramp", type=float, default=0.0, help="closed loop: seconds over which the clients arrive")
+    parser.add_argument("--warmup", type=float, default=0.0,
+                        help="closed loop: seconds left out of the summary (the arrival and the server settling)")
     args = parser.parse_args(argv)
     url = urlsplit(args.base_url)
     paths = search_paths([q for q in args.queries.read_text(encoding="utf-8").splitlines() if q.strip()])
     if args.mode == "closed":
-        result = asyncio.run(closed_loop(url.hostname or "", url.port or 80, paths, args.clients, args.seconds, args.start_at))
+        result = asyncio.run(closed_loop(url.hostname or "", url.port or 80, paths, args.clients, args.seconds,
+                                         args.start_at, args.ramp, args.warmup))  # fmt: skip
     else:
         result = asyncio.run(open_loop(url.hostname or "", url.port or 80, paths, args.rate, args.seconds, args.start_at))
     json.dump(result, sys.stdout)
