@@ -195,9 +195,10 @@ class Settings(BaseSettings):
     # A request not started this long after it arrived gets 503 + Retry-After at once.
     api_queue_deadline_s: float = Field(default=2.0, gt=0)
     # The Retry-After a refusal sends: this at first, doubling each second in which a
-    # worker keeps refusing, up to the maximum (services/api/retry_after.py).
+    # worker keeps refusing, up to the maximum, an eighth less after each second
+    # without a refusal (services/api/retry_after.py says why a minute and more).
     api_retry_after_s: int = Field(default=1, ge=0)
-    api_retry_after_max_s: int = Field(default=30, ge=0)
+    api_retry_after_max_s: int = Field(default=120, ge=0)
     api_keepalive_s: int = Field(default=5, ge=0)  # an idle kept-alive connection is closed after this
     # Open connections per worker; at the limit the oldest idle kept-alive one is closed
     # to let a new client in.

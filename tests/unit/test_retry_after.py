@@ -48,13 +48,21 @@ def _overloaded(floor_s: int) -> tuple[RetryAfter, ManualClock]:
     return policy, clock
 
 
-def test_windows_without_refusals_halve_it_back_to_the_floor() -> None:
+def test_windows_without_refusals_bring_it_down_an_eighth_at_a_time() -> None:
     policy, clock = _overloaded(floor_s=2)
     seen = []
-    for _ in range(5):
+    for _ in range(12):
         _second(policy, clock, admitted=50, refused=0)
         seen.append(policy.seconds)
-    assert seen == [15, 7, 3, 2, 2]
+    # 30 → 27 → 24 …: slowly, so clients told to stay away do not all come back at once.
+    assert seen == [27, 24, 21, 19, 17, 15, 14, 13, 12, 11, 10, 9]
+
+
+def test_it_comes_down_to_the_floor_and_stays() -> None:
+    policy, clock = _overloaded(floor_s=2)
+    for _ in range(40):
+        _second(policy, clock, admitted=50, refused=0)
+    assert policy.seconds == 2
 
 
 def test_a_quiet_worker_forgets_an_old_overload() -> None:
