@@ -132,12 +132,18 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes], log_path: Path) -> Non
 
 
 def load(
-    mode: str, port: int, queries: Path, seconds: float, clients: int = 1, rate: float = 0, start_at: int = 0
+    mode: str, port: int, queries: Path, seconds: float, clients: int = 1, rate: float = 0, start_at: int = 0,
+    warmup_s: float = 0.0,
 ) -> dict[str, object]:
-    argv = [PY, "-m", "bench.load_client", mode, f"http://127.0.0.1:{port}", str(queries), "--seconds", str(seconds),
-            "--start-at", str(start_at)]  # fmt: skip
-    argv += ["--clients", str(clients)] if mode == "closed" else ["--rate", str(rate)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 120, check=True)
+    """One level: ``seconds`` measured, after ``warmup_s`` in which closed-loop clients
+    arrive (over half of it) and the server settles."""
+    argv = [PY, "-m", "bench.load_client", mode, f"http://127.0.0.1:{port}", str(queries),
+            "--seconds", str(seconds + warmup_s), "--start-at", str(start_at)]  # fmt: skip
+    if mode == "closed":
+        argv += ["--clients", str(clients), "--ramp", str(warmup_s / 2), "--warmup", str(warmup_s)]
+    else:
+        argv += ["--rate", str(rate)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + warmup_s + 120, check=True)
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
@@ -183,12 +189,13 @@ def build_index(site: Path, data_dir: Path, n_queries: int) -> list[str]:
 
 
 def run_target(target: Target, port: int, queries: Path, levels: Sequence[int], seconds: float,
-               rates: Sequence[float], log_dir: Path) -> dict[str, list[dict[str, object]]]:  # fmt: skip
+               rates: Sequence[float], log_dir: Path, warmup_s: float = 0.0) -> dict[str, list[dict[str, object]]]:  # fmt: skip
     out: dict[str, list[dict[str, object]]] = {"closed": [], "open": []}
     with running(target, port, log_dir):
         load("closed", port, queries, 3, clients=4)  # warm-up: jieba, page cache, every worker
         for level, clients in enumerate(levels, start=1):
-            result = load("closed", port, queries, seconds, clients=clients, start_at=level * STREAM_PER_LEVEL)
+            result = load("closed", port, queries, seconds, clients=clients, start_at=level * STREAM_PER_LEVEL,
+                          warmup_s=warmup_s)  # fmt: skip
             _log(f"  {target.name}: {clients} clients: {result}")
             out["closed"].append(result)
             time.sleep(1)
@@ -231,7 +238,7 @@ def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     workers = args.workers or cores
     results: dict[str, Any] = {
         "started": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"), "load_start": os.getloadavg()[0],
-        "machine": asdict(machine.describe()), "seconds": seconds, "workers": workers,
+        "machine": asdict(machine.describe()), "seconds": seconds, "warmup_s": args.warmup, "workers": workers,
         "bare": bare_query(data_dir, queries), "targets": {}, "scaling": {}, "compare": {},
         "repeat_share": query_stream.repeat_share(sent[STREAM_PER_LEVEL : 2 * STREAM_PER_LEVEL]),
     }  # fmt: skip
@@ -248,7 +255,8 @@ def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     rates = [round(one_core * workers * f) for f in (0.5, 1.0, 2.0)]
     for target in targets(data_dir, port, args.workers):
         _log(f"{target.name} ...")
-        results["targets"][target.name] = run_target(target, port, queries_path, levels, seconds, rates, args.work)
+        results["targets"][target.name] = run_target(target, port, queries_path, levels, seconds, rates, args.work,
+                                                     args.warmup)  # fmt: skip
     for target in scaling_targets(data_dir, port, cores):
         _log(f"{target.name} ...")
         results["scaling"][target.name] = run_target(target, port, queries_path, (64,), seconds, [], args.work)
@@ -261,7 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1, 64 and 1,024 clients only")
     parser.add_argument("--compare", action="store_true", help="also granian, waitress and other worker shapes")
     parser.add_argument("--profile", type=Path, help="also profile one worker with py-spy; raw profile written here")
-    parser.add_argument("--seconds", type=float, help="per level (default 10, quick 4)")
+    parser.add_argument("--seconds", type=float, help="measured per level (default 20, quick 4)")
+    parser.add_argument("--warmup", type=float,
+                        help="closed-loop levels: seconds before the measurement, in the first half of which "
+                             "the clients arrive (default 10, quick 2)")
     parser.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tansuo-load-bench")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
@@ -276,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
                 if value or key not in results:
                     results[key] = value
     else:
-        results = measure(args, args.seconds or (4.0 if args.quick else 10.0))
+        if args.warmup is None:
+            args.warmup = 2.0 if args.quick else 10.0
+        results = measure(args, args.seconds or (4.0 if args.quick else 20.0))
         if args.json:
             args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     section = markdown(results)
@@ -291,12 +304,15 @@ def _row(name: str, r: dict[str, Any]) -> str:
     load_desc = f"{r['clients']} clients" if r["mode"] == "closed" else f"{r['rate']:g}/s arrivals"
     other = {k: v for k, v in r["statuses"].items() if k not in ("200", "503")}
     refused = f"{r['refused_share'] * 100:.1f}%"
+    whole = r.get("whole")
+    arrival = f"{whole['refused_share'] * 100:.1f}%" if isinstance(whole, dict) else "—"
     other_text = ", ".join(f"{k}: {v}" for k, v in other.items()) or "—"
-    return f"| {name} | {load_desc} | {r['ok_per_s']:.0f} | {r['p50_ms']} | {r['p99_ms']} | {refused} | {other_text} |"
+    return (f"| {name} | {load_desc} | {r['ok_per_s']:.0f} | {r['p50_ms']} | {r['p99_ms']} | {refused} | {arrival} "
+            f"| {other_text} |")  # fmt: skip
 
 
-_HEAD = ("| server | load | answered/s (200) | p50 ms | p99 ms | refused (503) | other |\n"
-         "|---|---|---|---|---|---|---|")  # fmt: skip
+_HEAD = ("| server | load | answered/s (200) | p50 ms | p99 ms | refused (503) | refused, arrival included | other |\n"
+         "|---|---|---|---|---|---|---|---|")  # fmt: skip
 
 
 def _against_the_goals(targets: dict[str, Any]) -> list[str]:
@@ -334,14 +350,18 @@ def markdown(results: dict[str, Any]) -> str:
         f"Load average (1 min) {results['load_start']:.1f} at the start, {results.get('load_end', 0):.1f} at the end"
         + (": other work shared the machine, so every figure is a floor and only lines of this run compare."
            if max(results["load_start"], results.get("load_end", 0)) > 0.5 * m["cores"] else ".")
-        + f" `python -m bench.load_bench --write`, {results['seconds']:g} s per level, "
+        + f" `python -m bench.load_bench --write`, {results['seconds']:g} s measured per level"
+        + (f" after {results['warmup_s']:g} s of warm-up" if results.get("warmup_s") else "") + ", "
         f"{results['workers']} worker processes (one per core, the default) of 8 threads.",
         "",
         "The index: the demo site's pages under nine host names (about 2,300 documents). Queries: 500 drawn as "
         "in the search benchmark (titles, one to three words, words of two pages, English). The load client "
         "(`bench/load_client.py`) runs as its own process on the same cores. *Closed loop*: each client keeps "
         "one connection alive and sends its next query when the answer comes; after a 503 it waits the "
-        "Retry-After. *Open loop*: requests start at a fixed rate (half, once and twice what the bare query "
+        "Retry-After. The clients of a closed-loop level arrive evenly over the first half of its warm-up (a "
+        "search box's users do not press Enter in the same millisecond), and its figures are those of the "
+        "requests sent after the warm-up, the steady state; *refused, arrival included* counts every "
+        "request of the level. *Open loop*: requests start at a fixed rate (half, once and twice what the bare query "
         "does on all cores) whatever the answers, latency counted from the planned start. p50/p99 are over "
         "all answers, 200 and 503. The stream (`bench/query_stream.py`) mixes new queries and repeats as a "
         "search log does: half are new, the rest drawn from the 500 with Zipf weights; "
