@@ -167,6 +167,10 @@ class Settings(BaseSettings):
     # cheaply whether they changed (Elasticsearch: about its refresh interval).
     search_cache_entries: int = Field(default=2048, ge=0)
     search_cache_ttl_s: float = Field(default=1.0, ge=0)
+    # Documents whose stored fields a tantivy reader keeps between searches (Solr's
+    # documentCache): reading them is a third of a search's time. About 16 KB each for
+    # a page of 7,000 characters, so 2,048 cost some 30 MB per API worker.
+    search_doc_cache_entries: int = Field(default=2048, ge=0)
 
     # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off.
     # PageRank is no Celery job: the ranker service schedules it (ranker_interval_s).

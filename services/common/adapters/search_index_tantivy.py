@@ -19,13 +19,14 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.adapters.stored_hit_cache import StoredHitCache
 from services.common.analysis import document_grams
 from services.common.model import (
     DISPLAY_FIELDS,
@@ -125,7 +126,7 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
     return index_doc_from(text, lambda name: _display(doc, name), number, _signature(doc))
 
 
-def _hit_from_tantivy(doc: tantivy.Document, score: float) -> SearchHit:
+def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
     """Only what a result shows or folds by: a search loads dozens of documents per
     query, and rebuilding each whole IndexDoc (token fields, anchors) cost more than
     the search itself."""
@@ -193,6 +194,7 @@ class TantivySearchIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
         self._views = 0  # searcher views loaded so far: the view_version
+        self._hits = StoredHitCache(cfg.search_doc_cache_entries)
         if read_only:
             if not self._path.is_dir() or not tantivy.Index.exists(str(self._path)):
                 raise IndexUnavailable(
@@ -250,9 +252,13 @@ class TantivySearchIndex:
             self._reload()
 
     def _searcher(self) -> tantivy.Searcher:
+        return self._searcher_view()[0]
+
+    def _searcher_view(self) -> tuple[tantivy.Searcher, int]:
+        """A searcher and the number of its view, read together."""
         self._refresh()
         with self._read_lock:
-            return self._index.searcher()
+            return self._index.searcher(), self._views
 
     def view_version(self) -> int:
         """The number of the searcher view the next search will use."""
@@ -425,7 +431,7 @@ class TantivySearchIndex:
             return SearchHits(total=0, hits=[])
         tq = self._translate(query.tree)
         cfg = self._cfg
-        searcher = self._searcher()
+        searcher, view = self._searcher_view()
         window = max(offset + limit, cfg.search_rescore_window)
         result = searcher.search(tq, limit=window, count=True)
         total = int(result.count or 0)
@@ -438,12 +444,15 @@ class TantivySearchIndex:
             for (bm25, addr), r in zip(result.hits, ranks)
         ]
         scored.sort(key=lambda pair: -pair[0])
-        hits = _page_with_url_ties(searcher, scored, offset, limit)
-        return SearchHits(total=total, hits=hits)
+        def hit(score: float, addr: tantivy.DocAddress) -> SearchHit:
+            stored = self._hits.get((view, addr.segment_ord, addr.doc), lambda: _hit_from_tantivy(searcher.doc(addr)))
+            return dataclasses.replace(stored, score=score)
+
+        return SearchHits(total=total, hits=_page_with_url_ties(hit, scored, offset, limit))
 
 
 def _page_with_url_ties(
-    searcher: tantivy.Searcher,
+    hit: Callable[[float, tantivy.DocAddress], SearchHit],
     scored: list[tuple[float, tantivy.DocAddress]],
     offset: int,
     limit: int,
@@ -462,7 +471,7 @@ def _page_with_url_ties(
         while j < len(scored) and scored[j][0] == scored[i][0]:
             j += 1
         if j > offset:
-            run = [_hit_from_tantivy(searcher.doc(a), s) for s, a in scored[i:j]]
+            run = [hit(s, a) for s, a in scored[i:j]]
             run.sort(key=lambda hit: hit.url)
             ordered.extend(run)
         else:
