@@ -16,45 +16,26 @@ _GUARD_MIDDLEWARE = "services.crawler.network_guard.PrivateAddressMiddleware"
 _GUARD_RESOLVER = "services.crawler.network_guard.PublicOnlyResolver"
 _DEFAULT_RESOLVER = "scrapy.resolver.CachingThreadedResolver"
 
-# Components of Scrapy's defaults that do nothing for a crawler that fetches exactly
-# the jobs it is given (scope, robots.txt, retries, redirects, cookies and depth are
-# the scheduler's), named so that Scrapy neither imports nor runs them: each one
-# still wraps every request, response or spider output when merely not configured.
+# Scrapy's components, each named with its priority in Scrapy's defaults, reduced to
+# those a crawler that fetches exactly the jobs it is given needs: scope, robots.txt,
+# retries, redirects, cookies and depth are the scheduler's, and nothing reads
+# Scrapy's stats. The *_BASE settings are replaced, not overridden with None:
+# Scrapy imports every class a components dict names, None or not, and each one it
+# keeps wraps every request, response or spider output even when it does nothing.
 # RemoteControl (on by default since Scrapy 2.19) would also import aiohttp, serve a
 # code-running HTTP endpoint on localhost and write a job file into the home
-# directory, for every crawler process.
-_UNUSED_DOWNLOADER_MIDDLEWARES = (
-    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware",
-    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware",
-    "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
-    "scrapy.downloadermiddlewares.retry.RetryMiddleware",
-    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware",
-    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware",
-    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware",
-    "scrapy.downloadermiddlewares.stats.DownloaderStats",
-    "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware",
-)
-_UNUSED_SPIDER_MIDDLEWARES = (
-    # HTTPERROR_ALLOW_ALL: every status reaches the spider anyway.
-    "scrapy.spidermiddlewares.httperror.HttpErrorMiddleware",
-    "scrapy.spidermiddlewares.referer.RefererMiddleware",
-    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware",
-    "scrapy.spidermiddlewares.depth.DepthMiddleware",
-    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware",
-)
-_UNUSED_EXTENSIONS = (
-    "scrapy.extensions.corestats.CoreStats",
-    "scrapy.extensions.logcount.LogCount",
-    "scrapy.extensions.telnet.TelnetConsole",
-    "scrapy.extensions.memusage.MemoryUsage",
-    "scrapy.extensions.memdebug.MemoryDebugger",
-    "scrapy.extensions.closespider.CloseSpider",
-    "scrapy.extensions.feedexport.FeedExporter",
-    "scrapy.extensions.logstats.LogStats",
-    "scrapy.extensions.spiderstate.SpiderState",
-    "scrapy.extensions.throttle.AutoThrottle",
-    "scrapy.extensions.remote_control.RemoteControl",
-)
+# directory, from every crawler process.
+_DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware": 350,
+    "scrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware": 400,
+    "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": 500,
+    # Accept-Encoding, and DOWNLOAD_MAXSIZE applied to the decompressed body.
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 590,
+    "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware": 750,
+}
+# Start requests only (the spider has none, but Scrapy expects it); with
+# HTTPERROR_ALLOW_ALL every status reaches the spider, as it did through HttpErrorMiddleware.
+_SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.start.StartSpiderMiddleware": 25}
 
 
 def scrapy_settings(cfg: Settings) -> dict[str, Any]:
@@ -75,7 +56,8 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
             "Accept-Language": "zh-CN,zh;q=0.9,zh-TW;q=0.8,en;q=0.5",
         },
         "DNS_TIMEOUT": cfg.crawler_timeout_s,
-        "DOWNLOADER_MIDDLEWARES": dict.fromkeys(_UNUSED_DOWNLOADER_MIDDLEWARES) | ({_GUARD_MIDDLEWARE: 50} if guard else {}),
+        "DOWNLOADER_MIDDLEWARES": {_GUARD_MIDDLEWARE: 50} if guard else {},
+        "DOWNLOADER_MIDDLEWARES_BASE": _DOWNLOADER_MIDDLEWARES,
         "DOWNLOADER_STATS": False,
         "DOWNLOAD_DELAY": 0,
         "DOWNLOAD_DELAY_JITTER": 0,
@@ -85,7 +67,7 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
         "DOWNLOAD_TIMEOUT": cfg.crawler_timeout_s,
         "DOWNLOAD_WARNSIZE": cfg.crawler_max_page_bytes,
         "DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter",
-        "EXTENSIONS": dict.fromkeys(_UNUSED_EXTENSIONS),
+        "EXTENSIONS_BASE": {},
         "HTTPCACHE_ENABLED": False,
         "HTTPERROR_ALLOW_ALL": True,
         "ITEM_PIPELINES": {"services.crawler.page_publisher.PublishPipeline": 100},
@@ -101,7 +83,7 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
         "RETRY_ENABLED": False,
         "ROBOTSTXT_OBEY": False,
         "SCHEDULER": "services.crawler.frontier_scheduler.FrontierScheduler",
-        "SPIDER_MIDDLEWARES": dict.fromkeys(_UNUSED_SPIDER_MIDDLEWARES),
+        "SPIDER_MIDDLEWARES_BASE": _SPIDER_MIDDLEWARES,
         # Nothing reads Scrapy's stats (the worker keeps its own and Prometheus's);
         # the memory collector would count every request and response in dicts.
         "STATS_CLASS": "scrapy.statscollectors.DummyStatsCollector",
