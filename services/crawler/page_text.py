@@ -32,7 +32,15 @@ def collapse(text: str) -> str:
 
 def text_of(element: etree._Element) -> str:
     """All text under an element, collapsed to one line."""
-    return collapse("".join(element.itertext()))
+    return collapse(raw_text(element))
+
+
+def raw_text(element: etree._Element) -> str:
+    """``"".join(element.itertext())``, serialised by libxml2 in one call: the same string
+    (every element of the demo, GIMP and LibreOffice sites compared), about five times
+    faster than joining the text nodes in Python. The tree has no comments or
+    processing instructions (``extract._parse`` drops them), whose text would count."""
+    return etree.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 
 def body_text(root: etree._Element) -> str:
