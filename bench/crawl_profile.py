@@ -151,6 +151,26 @@ def parts(rows: list[str]) -> Counter[str]:
     return counts
 
 
+def process_of(stack: str) -> str:
+    """Which process of the crawl a stack was sampled in (py-spy --subprocesses puts
+    each child's command line under its parent's frame)."""
+    frames = stack.split(";", 2)
+    child = frames[1] if len(frames) > 1 and frames[1].startswith("process ") else ""
+    if "multiprocessing.spawn" in child:
+        return "index process (indexer, ranker)"
+    if child:
+        return "helper processes"
+    return "crawler process (Scrapy, extraction, scheduler)"
+
+
+def by_process(rows: list[str]) -> Counter[tuple[str, str]]:
+    counts: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        stack, _, n = row.rpartition(" ")
+        counts[(process_of(stack), part_of(stack))] += int(n)
+    return counts
+
+
 def render(bare: list[CrawlCpu], profiled: CrawlCpu, raw: Path, load: tuple[float, float]) -> str:
     m = machine.describe()
     cpu = sorted(r.cpu_ms_per_page for r in bare)[len(bare) // 2]
@@ -160,6 +180,15 @@ def render(bare: list[CrawlCpu], profiled: CrawlCpu, raw: Path, load: tuple[floa
     split = parts(rows)
     total = sum(split.values())
     table = "\n".join(f"| {part} | {n / total * 100:.1f}% | {n / total * cpu:.2f} |" for part, n in split.most_common())
+    per_process = by_process(rows)
+    processes = Counter[str]()
+    for (process, _), n in per_process.items():
+        processes[process] += n
+    process_table = "\n".join(
+        f"| {process} | {n / total * 100:.1f}% | "
+        + ", ".join(f"{part} {m / total * 100:.1f}%" for (p, part), m in per_process.most_common(40)
+                    if p == process and m / total >= 0.02) + " |"
+        for process, n in processes.most_common())
     runs = ", ".join(f"{r.pages} pages, {r.cpu_s:.1f} s CPU in {r.wall_s:.1f} s" for r in bare)
     return (
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Tansuo `{m.commit}`, {m.cpu}, {m.cores} cores, "
@@ -167,6 +196,8 @@ def render(bare: list[CrawlCpu], profiled: CrawlCpu, raw: Path, load: tuple[floa
         f"CPU per page (median of {len(bare)} bare runs: {runs}): **{cpu:.1f} ms**. "
         f"The profiled run fetched {profiled.pages} pages; {total} busy samples at 200 a second.\n\n"
         "| part | share of busy samples | ≈ CPU ms per page |\n|---|---|---|\n" + table + "\n\n"
+        + "| process | share of busy samples | its largest parts (2% and more) |\n|---|---|---|\n"
+        + process_table + "\n\n"
         + summarise(busy, 20)
     )
 
