@@ -12,6 +12,7 @@ whatever else the machine is doing; ``crawl`` alternates whole crawls.
     .venv/bin/python -m bench.ab_compare extract --base HEAD~1    # extract per page
     .venv/bin/python -m bench.ab_compare admit --base HEAD~1      # the frontier taking a page's links
     .venv/bin/python -m bench.ab_compare crawl --base HEAD~1      # a whole crawl's CPU per page
+    .venv/bin/python -m bench.ab_compare outputs --base HEAD~1    # same extracted pages and documents?
 
 Medians and the fastest rounds are both reported: on a machine shared with other work
 the fastest round of each side is the one least disturbed.
@@ -19,6 +20,11 @@ the fastest round of each side is the one least disturbed.
 ``build``, ``extract`` and ``admit`` time the demo site's pages (``bench/corpus.py``) repeated
 ``--copies`` times, with ``time.process_time`` (the CPU of the process), after one
 untimed pass to warm caches; ``crawl`` is ``bench/crawl_profile.py``'s bare crawl.
+
+``outputs`` times nothing: it runs ``extract`` and ``build_document`` of both sides over
+every page of the demo, GIMP and LibreOffice sites (those already built) and reports
+each page whose extracted content or document differs, field by field: a change made
+for speed must leave them as they were.
 """
 
 from __future__ import annotations
@@ -96,6 +102,58 @@ for line in sys.stdin:
         work(item)
     print(json.dumps({{"ms": (time.process_time() - started) * 1000, "pages": len(items[n * batch : (n + 1) * batch])}}), flush=True)
 """
+
+
+# Runs in a child, with the side's tree first on sys.path: one JSON line a page, the
+# sha1 of each field of its extracted content and of its document.
+_OUTPUTS_CHILD = r"""
+import dataclasses, hashlib, json, sys
+sys.path.append({repo!r})
+from pathlib import Path
+from services.common.model import PageEvent
+from services.crawler.charset import decode_html
+from services.crawler.extract import extract
+from services.indexer.document_builder import build_document
+import services
+assert services.__file__.startswith({tree!r}), services.__file__
+ctype = "text/html; charset=utf-8"
+def digest(value):
+    return hashlib.sha1(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+for site in {sites!r}:
+    for path in sorted(Path(site).rglob("*.html")):
+        url = "http://docs.bench.example.cn/" + path.relative_to(site).as_posix()
+        text, encoding = decode_html(path.read_bytes(), ctype)
+        page = extract(url, text, {{"Content-Type": ctype}}, encoding=encoding)
+        event = PageEvent(url=url, host="docs.bench.example.cn", lease_id="", status=200, content_type=ctype,
+                          encoding=encoding, title=page.title, headings=page.headings, body=page.body,
+                          content_hash=page.content_hash, canonical=page.canonical, link_page=page.own_text is not None,
+                          own_text=page.own_text or "")
+        doc = build_document(event)
+        fields = {{"extract." + k: digest(v) for k, v in dataclasses.asdict(page).items()}}
+        fields |= {{"document." + k: digest(v) for k, v in dataclasses.asdict(doc).items()}}
+        print(json.dumps({{"page": str(path), "fields": fields}}), flush=True)
+"""
+OUTPUT_SITES = ("zh-docs-site", "zh-gimp-site", "libreoffice-help-site")
+
+
+def same_outputs(base: Path, sites: list[Path]) -> int:
+    """Pages whose extracted content or document differs between ``base`` and this
+    checkout (printed, field by field); 0 when every page is the same."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}
+    lines = {}
+    for name, tree in (("old", base), ("new", REPO)):
+        code = _OUTPUTS_CHILD.format(repo=str(REPO), tree=str(tree), sites=[str(s) for s in sites])
+        out = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, text=True, capture_output=True, check=True)
+        lines[name] = [json.loads(line) for line in out.stdout.splitlines()]
+    differing = 0
+    for old, new in zip(lines["old"], lines["new"], strict=True):
+        fields = sorted(k for k in old["fields"] if old["fields"][k] != new["fields"].get(k))
+        if fields:
+            differing += 1
+            print(f"  differs: {old['page']}: {', '.join(fields)}", file=sys.stderr)
+    print(f"outputs: {len(lines['new'])} pages of {len(sites)} sites, {differing} differ "
+          f"({', '.join(s.name for s in sites)})")
+    return differing
 
 
 def export(rev: str, into: Path) -> Path:
@@ -184,7 +242,7 @@ def compare(measure_side: Callable[[Path], float], base: Path, rounds: int) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ab_compare", description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=("build", "extract", "admit", "crawl"))
+    parser.add_argument("kind", choices=("build", "extract", "admit", "crawl", "outputs"))
     parser.add_argument("--base", default="HEAD~1", help="the old revision (default HEAD~1)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--copies", type=int, default=4, help="repeats of the demo site's pages (build, extract)")
@@ -194,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tansuo-ab-") as tmp:
         base = export(args.base, Path(tmp))
+        if args.kind == "outputs":
+            sites = [p for p in (args.site.parent / name for name in OUTPUT_SITES) if p.is_dir()]
+            return 1 if same_outputs(base, sites) else 0
         if args.kind == "crawl":
             times = compare(lambda tree: crawl(tree, args.site), base, args.rounds)
         else:

@@ -15,6 +15,7 @@ shares are shares of busy time.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import re
 import subprocess
@@ -91,10 +92,22 @@ def crawl_cmd(url: str, data: str) -> list[str]:
             "--delay", "0", "--allow-private-networks", "--no-progress"]
 
 
+def byte_compile(tree: Path) -> None:
+    """Write the ``.pyc`` files of ``tree``'s ``services`` package, as an install does.
+
+    Without them, under PYTHONDONTWRITEBYTECODE (or in a read-only checkout), every
+    crawl compiles the package from source at start-up, about a third of a second
+    that a user's second crawl never pays, and that ``bench.ab_compare``'s exported
+    old tree would pay while this checkout does not. Up-to-date files are skipped.
+    """
+    compileall.compile_dir(tree / "services", quiet=1)
+
+
 def measure(server: SiteServer, prefix: list[str] | None = None, env: dict[str, str] | None = None,
             cwd: Path = REPO) -> CrawlCpu:
     """One crawl from a fresh data directory; ``prefix`` wraps the command (py-spy);
     ``cwd`` holds the ``services`` package that runs (bench/ab_compare.py's old code)."""
+    byte_compile(cwd)
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")} | (env or {})
     with tempfile.TemporaryDirectory(prefix="tansuo-profile-crawl-") as data:
         server.clear_requests()
@@ -138,6 +151,26 @@ def parts(rows: list[str]) -> Counter[str]:
     return counts
 
 
+def process_of(stack: str) -> str:
+    """Which process of the crawl a stack was sampled in (py-spy --subprocesses puts
+    each child's command line under its parent's frame)."""
+    frames = stack.split(";", 2)
+    child = frames[1] if len(frames) > 1 and frames[1].startswith("process ") else ""
+    if "multiprocessing.spawn" in child:
+        return "index process (indexer, ranker)"
+    if child:
+        return "helper processes"
+    return "crawler process (Scrapy, extraction, scheduler)"
+
+
+def by_process(rows: list[str]) -> Counter[tuple[str, str]]:
+    counts: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        stack, _, n = row.rpartition(" ")
+        counts[(process_of(stack), part_of(stack))] += int(n)
+    return counts
+
+
 def render(bare: list[CrawlCpu], profiled: CrawlCpu, raw: Path, load: tuple[float, float]) -> str:
     m = machine.describe()
     cpu = sorted(r.cpu_ms_per_page for r in bare)[len(bare) // 2]
@@ -147,6 +180,15 @@ def render(bare: list[CrawlCpu], profiled: CrawlCpu, raw: Path, load: tuple[floa
     split = parts(rows)
     total = sum(split.values())
     table = "\n".join(f"| {part} | {n / total * 100:.1f}% | {n / total * cpu:.2f} |" for part, n in split.most_common())
+    per_process = by_process(rows)
+    processes = Counter[str]()
+    for (process, _), n in per_process.items():
+        processes[process] += n
+    process_table = "\n".join(
+        f"| {process} | {n / total * 100:.1f}% | "
+        + ", ".join(f"{part} {m / total * 100:.1f}%" for (p, part), m in per_process.most_common(40)
+                    if p == process and m / total >= 0.02) + " |"
+        for process, n in processes.most_common())
     runs = ", ".join(f"{r.pages} pages, {r.cpu_s:.1f} s CPU in {r.wall_s:.1f} s" for r in bare)
     return (
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Tansuo `{m.commit}`, {m.cpu}, {m.cores} cores, "
@@ -154,6 +196,8 @@ def render(bare: list[CrawlCpu], profiled: CrawlCpu, raw: Path, load: tuple[floa
         f"CPU per page (median of {len(bare)} bare runs: {runs}): **{cpu:.1f} ms**. "
         f"The profiled run fetched {profiled.pages} pages; {total} busy samples at 200 a second.\n\n"
         "| part | share of busy samples | ≈ CPU ms per page |\n|---|---|---|\n" + table + "\n\n"
+        + "| process | share of busy samples | its largest parts (2% and more) |\n|---|---|---|\n"
+        + process_table + "\n\n"
         + summarise(busy, 20)
     )
 
@@ -169,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()[0]
     with SiteServer(args.site) as server:
         bare = [measure(server) for _ in range(args.rounds)]
-        spy = [str(PY_SPY), "record", "-f", "raw", "-r", "200", "-o", str(args.raw), "--"]
+        spy = [str(PY_SPY), "record", "-s", "-f", "raw", "-r", "200", "-o", str(args.raw), "--"]
         profiled = measure(server, spy)
     print(render(bare, profiled, args.raw, (load_start, os.getloadavg()[0])))
     return 0

@@ -5,6 +5,9 @@ Both sides pay for segmentation (the same segmenter), then write and commit in
 batches of ``indexer_batch_size``, as the indexer service does. Tansuo's time also
 includes waiting for tantivy's background segment merges when the index is closed,
 because FTS5 does its merging inside the inserts.
+
+Each round also times the floor issue 12 measures ``build_document`` against: rjieba
+alone cutting the same texts (title, headings, body) in one call each, nothing else.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import rjieba
 
 from bench.fts5_baseline import Fts5Index, segmented
 from services.common.bootstrap import build_search_index
@@ -30,6 +35,7 @@ class IndexRun:
     write_s: float  # upserts / inserts
     commit_s: float
     close_s: float  # closing the index (tantivy: waiting for merges)
+    cpu_s: float = 0.0  # CPU of the whole process over the run (tantivy's threads included)
 
     @property
     def total_s(self) -> float:
@@ -46,6 +52,7 @@ class IndexComparison:
     fts5: list[IndexRun]
     tansuo_data_dir: Path  # data dir holding the last run's index, for the search benchmark
     fts5_path: Path
+    floor_s: list[float] = field(default_factory=list)  # rjieba alone on the same texts, a round each
 
     @staticmethod
     def median(runs: Sequence[IndexRun], metric: Callable[[IndexRun], float]) -> float:
@@ -62,9 +69,21 @@ def _batches(pages: Sequence[PageEvent], size: int) -> Iterator[Sequence[PageEve
         yield pages[start : start + size]
 
 
+def segment_floor(pages: Sequence[PageEvent]) -> float:
+    """Seconds rjieba alone takes to cut each page's title, headings and body."""
+    texts = [(event.title, "\n".join(h for h in event.headings if h), event.body) for event in pages]
+    started = time.perf_counter()
+    for title, headings, body in texts:
+        rjieba.cut(title, hmm=True)
+        rjieba.cut(headings, hmm=True)
+        rjieba.cut(body, hmm=True)
+    return time.perf_counter() - started
+
+
 def index_tansuo(pages: Sequence[PageEvent], data_dir: Path) -> IndexRun:
     cfg = Settings(data_dir=data_dir)
     index = build_search_index(cfg)  # opening a fresh index is not timed
+    cpu = time.process_time()
     build_s = write_s = commit_s = 0.0
     for batch in _batches(pages, cfg.indexer_batch_size):
         t0 = time.perf_counter()
@@ -78,8 +97,9 @@ def index_tansuo(pages: Sequence[PageEvent], data_dir: Path) -> IndexRun:
     t4 = time.perf_counter()
     index.close()
     close_s = time.perf_counter() - t4
+    cpu_s = time.process_time() - cpu
     docs_indexed = build_search_index(cfg, read_only=True).count()
-    return IndexRun(docs_indexed, build_s, write_s, commit_s, close_s)
+    return IndexRun(docs_indexed, build_s, write_s, commit_s, close_s, cpu_s)
 
 
 def index_fts5(pages: Sequence[PageEvent], path: Path) -> IndexRun:
@@ -107,6 +127,7 @@ def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
     first; the last of each stays in ``workdir`` for the search benchmark."""
     tansuo: list[IndexRun] = []
     fts5: list[IndexRun] = []
+    floor: list[float] = []
     tansuo_dir = fts5_path = workdir
     for n in range(rounds):
         if tansuo_dir != workdir:
@@ -117,8 +138,10 @@ def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
                 ("fts5", lambda: fts5.append(index_fts5(pages, fts5_path)))]
         for name, job in jobs if n % 2 == 0 else jobs[::-1]:
             job()
+            if name == "tansuo":
+                floor.append(segment_floor(pages))  # right after, so that both see the same machine
             run = (tansuo if name == "tansuo" else fts5)[-1]
             if run.docs != len(pages):
                 raise RuntimeError(f"{name} index holds {run.docs} documents, expected {len(pages)}")
             log(f"  index, {name}: {run.docs} docs in {run.total_s:.1f} s ({run.docs_per_s:.0f} docs/s)")
-    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path)
+    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path, floor)

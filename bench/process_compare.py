@@ -32,7 +32,7 @@ from pathlib import Path
 from bench import machine
 from bench.marked_block import MarkedBlock
 from bench.crawl_bench import HOUSEKEEPING
-from bench.crawl_profile import crawl_cmd
+from bench.crawl_profile import byte_compile, crawl_cmd
 from services.cli.demo_site import default_cache
 from services.cli.static_site_server import SiteServer
 
@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"write the section into {DOCS.relative_to(REPO)}")
     args = parser.parse_args(argv)
     ctypes.CDLL(ctypes.util.find_library("c")).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    byte_compile(REPO)
     jobs = [(ONE, _tansuo("1")), (TWO, _tansuo("2")), (SCRAPY, _scrapy)]
     runs: dict[str, list[Run]] = {label: [] for label, _ in jobs}
     load = [os.getloadavg()[0]]

@@ -6,6 +6,8 @@
                                              # (bench.pagerank_bench; with --quick, 1M links, printed)
     .venv/bin/python -m bench.run --many-hosts  # only the many-host crawl, into its own block
                                                 # (bench.many_hosts; with --quick, 16 hosts, printed)
+    .venv/bin/python -m bench.run --index    # only the indexing benchmark (section 2), into its
+                                             # section (about 3 minutes; with --quick, printed)
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the PageRank benchmark (10M links, about 15 minutes) and write its block")
     parser.add_argument("--many-hosts", action="store_true",
                         help="run only the many-host crawl (128 hosts, about 15 minutes) and write its block")
+    parser.add_argument("--index", action="store_true",
+                        help="run only the indexing benchmark (section 2) and replace that section")
     args = parser.parse_args(argv)
     if args.pagerank:
         from bench import pagerank_bench  # needs the test install (its Redis server class)
@@ -81,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return many_hosts.main(["--hosts", "16", "--pages", "5", "--crawlers", "1"] if args.quick else ["--write"])
     out = args.out or (None if args.quick else REPO / "docs" / "benchmarks.md")
     rounds, copies, queries = (1, 2, 200) if args.quick else (3, 8, 1000)
+    if args.index:
+        return _index_only(args.site, out, rounds, copies)
     scale_docs = 5_000 if args.quick else 100_000
 
     # The in-process index and search benchmarks read Settings from the environment
@@ -132,6 +138,27 @@ def main(argv: list[str] | None = None) -> int:
     else:
         report.write(out, results)
         _log(f"wrote {out}")
+    return 0
+
+
+def _index_only(site: Path, out: Path | None, rounds: int, copies: int) -> int:
+    """Section 2 alone, with the machine, date, commit and load average above its table."""
+    for name in [n for n in os.environ if n.startswith("TANSUO_")]:
+        del os.environ[name]
+    build_demo_site(site)
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="tansuo-bench-") as work:
+        index = run_index_bench(repeated(site_pages(site), copies), Path(work), rounds, _log)
+    m = machine.describe()
+    heading, _, rest = report.render_index(index).partition("\n\n")
+    section = (f"{heading}\n\n{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, `python -m bench.run --index`, "
+               f"Tansuo `{m.commit}`, {m.cpu}, {m.cores} cores, Python {m.python}; load average (1 min) "
+               f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.\n\n{rest}")
+    if out is None:
+        print(section)
+    else:
+        report.splice_section(out, section)
+        _log(f"wrote section 2 of {out}")
     return 0
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from services.cli.index_process import IndexProcess, IndexProcessDied
-from services.cli.index_side import IndexSide
 from services.common.bootstrap import build_bus, build_frontier_state, build_page_store, build_search_index
 from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
 from services.common.ports import SearchIndex
@@ -132,6 +131,8 @@ class EmbeddedCrawl:
         if self._indexing is not None:
             return
         if self.cfg.embedded_processes == 1:
+            from services.cli.index_side import IndexSide  # only here: see index_process.child_main
+
             side = IndexSide(self.cfg, self.bus, build_search_index(self.cfg))
             self._indexing, self.index = side, side.index
             side.start()
@@ -240,6 +241,8 @@ class EmbeddedCrawl:
             return self._indexing.finish()
         except IndexProcessDied as exc:
             log.error("%s; indexing the rest in this process", exc)
+        from services.cli.index_side import IndexSide
+
         side = IndexSide(self.cfg, build_bus(self.cfg), build_search_index(self.cfg))
         self.index = side.index
         return side.finish()

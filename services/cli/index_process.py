@@ -27,13 +27,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
-from services.cli.index_side import IndexSide
 from services.cli.parent_watch import parent_gone, watch_parent
 from services.common import multiprocess_metrics
 from services.common.bootstrap import build_bus, build_search_index
 from services.common.ports import IndexWriterBusy, SearchIndex
 from services.common.settings import Settings
+
+if TYPE_CHECKING:
+    from services.cli.index_side import IndexSide
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +155,11 @@ def child_main(cfg: Settings, parent_pid: int, conn: Connection, indexed: ctypes
     index = _open_writer(cfg, orphaned)
     if index is None:
         return
+    # Imported here, not at the top: the crawler's process imports this module to start
+    # the child, and the indexer and ranker (rjieba, OpenCC, scipy) would cost it a
+    # third of a second of start-up for nothing.
+    from services.cli.index_side import IndexSide
+
     side = IndexSide(cfg, build_bus(cfg), index)
     side.start()
     try:

@@ -12,7 +12,9 @@ _INLINE_TAGS = frozenset(
      "i", "img", "ins", "kbd", "label", "mark", "nobr", "q", "rp", "rt", "ruby", "s", "samp",
      "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr"}
 )
-_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u3000\u200b]+")
+# Spaces that collapse to one " ": a run of any of them becomes a single space.
+_SPACE_CHARS = " \t\r\f\v\u00a0\u3000\u200b"
+_SPACE_RUN = re.compile("  +")
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 # A source newline between two Chinese characters is line wrapping, not a word break
 # (CSS Text 3 segment-break rules); anywhere else it is a space.
@@ -27,12 +29,31 @@ def collapse(text: str) -> str:
     """One line, single spaces; Chinese line wraps joined without a space."""
     if "\n" in text:  # the wrap pattern needs one; most anchor texts and titles have none
         text = _CJK_WRAP.sub("", text).replace("\n", " ")
-    return _SPACES.sub(" ", text).strip()
+    return _single_spaces(text).strip()
+
+
+def _single_spaces(text: str) -> str:
+    """Every run of ``_SPACE_CHARS`` as one " ". The other space characters become " "
+    by str.replace, then runs of " " shrink by a pattern that starts with a literal:
+    the same string as one regex over the character class, which re scans character
+    by character, in about a third of the time on the three sites' texts."""
+    for ch in _SPACE_CHARS[1:]:
+        if ch in text:
+            text = text.replace(ch, " ")
+    return _SPACE_RUN.sub(" ", text) if "  " in text else text
 
 
 def text_of(element: etree._Element) -> str:
     """All text under an element, collapsed to one line."""
-    return collapse("".join(element.itertext()))
+    return collapse(raw_text(element))
+
+
+def raw_text(element: etree._Element) -> str:
+    """``"".join(element.itertext())``, serialised by libxml2 in one call: the same string
+    (every element of the demo, GIMP and LibreOffice sites compared), about five times
+    faster than joining the text nodes in Python. The tree has no comments or
+    processing instructions (``extract._parse`` drops them), whose text would count."""
+    return etree.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 
 def body_text(root: etree._Element) -> str:
@@ -51,7 +72,7 @@ def body_text(root: etree._Element) -> str:
             element.tail = _BLOCK_BREAK + (element.tail or "")
     text = etree.tostring(body, method="text", encoding="unicode", with_tail=False)
     text = _CJK_WRAP.sub("", text).replace("\n", " ")
-    lines = (_SPACES.sub(" ", line).strip() for line in _LINE_BREAKS.split(text))
+    lines = (_single_spaces(line).strip() for line in _LINE_BREAKS.split(text))
     return "\n".join(line for line in lines if line)
 
 

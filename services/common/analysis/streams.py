@@ -20,14 +20,15 @@ def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
     words: list[str] = []
     extras: list[str] = []
     grams: list[str] = []
-    matches = list(RUNS.finditer(text))
-    cut = iter(han_words_of_runs([m.group() for m in matches if m.lastgroup == "han"]))
-    for m in matches:
-        run = m.group()
-        if m.lastgroup == "han":
+    # findall's (han, word) pairs, one of them empty, instead of match objects: the
+    # same runs without two method calls a run.
+    runs = RUNS.findall(text)
+    cut = iter(han_words_of_runs([han for han, _ in runs if han]))
+    for han, word in runs:
+        if han:
             add_han_words(next(cut), words, extras)
-            add_han_grams(run, grams)
+            add_han_grams(han, grams)
         else:
-            add_word_run(run, words, extras)
-            add_word_gram(run, grams)
+            add_word_run(word, words, extras)
+            add_word_gram(word, grams)
     return words, extras, grams

@@ -198,7 +198,8 @@ def add_word_run(run: str, tokens: list[str], extras: list[str]) -> None:
     word = run.casefold()
     if len(word) <= MAX_TOKEN_CHARS:
         tokens.append(word)
-        extras.extend(_word_subwords(word))
+        if "." in word or "-" in word or "_" in word:  # else no parts: no generator to start
+            extras.extend(_word_subwords(word))
 
 
 def segment(text: str) -> list[str]:
