@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from services.cli.demo_site import DemoSiteError, _unpack, default_cache, fetch_packages
+from services.cli.demo_site import DemoSiteError, _unpack, build_lock, default_cache, fetch_packages
 
 PACKAGE = "gimp-help-zh-cn"
 SOURCE = "usr/share/gimp/2.0/help/zh_CN"
@@ -36,6 +36,11 @@ def build_gimp_site(dest: Path, cache: Path | None = None) -> int:
     done = _pages(dest)
     if done is not None:
         return done
+    with build_lock(dest):
+        return _pages(dest) or _build(dest, cache)
+
+
+def _build(dest: Path, cache: Path | None) -> int:
     if dest.exists() and any(dest.iterdir()):
         raise DemoSiteError(f"{dest} exists and is not a GIMP help site built by Tansuo; remove it")
     deb = fetch_packages([PACKAGE], Path(cache) if cache is not None else default_cache())[PACKAGE]

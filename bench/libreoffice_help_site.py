@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 from lxml import html as lxml_html
 
-from services.cli.demo_site import DemoSiteError, _unpack, default_cache, fetch_packages
+from services.cli.demo_site import DemoSiteError, _unpack, build_lock, default_cache, fetch_packages
 
 PACKAGE = "libreoffice-help-zh-cn"
 SOURCE = "usr/share/libreoffice/help"
@@ -69,6 +69,12 @@ def build_libreoffice_help_site(dest: Path, cache: Path | None = None) -> int:
     done = _marker(dest)
     if done is not None:
         return int(done["pages"])
+    with build_lock(dest):
+        done = _marker(dest)
+        return int(done["pages"]) if done is not None else _build(dest, cache)
+
+
+def _build(dest: Path, cache: Path | None) -> int:
     if dest.exists() and any(dest.iterdir()):
         raise DemoSiteError(f"{dest} exists and is not a LibreOffice help site built by Tansuo; remove it")
     deb = fetch_packages([PACKAGE], Path(cache) if cache is not None else default_cache())[PACKAGE]

@@ -11,13 +11,15 @@ the marker and returns at once.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import html
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +104,11 @@ def build_demo_site(dest: Path, cache: Path | None = None) -> int:
     built = _complete_site_pages(dest)
     if built is not None:
         return built
+    with build_lock(dest):
+        return _complete_site_pages(dest) or _build_demo_site(dest, cache)
+
+
+def _build_demo_site(dest: Path, cache: Path | None) -> int:
     if dest.exists() and not (dest / MARKER).exists() and any(dest.iterdir()):
         raise DemoSiteError(f"{dest} exists and is not a Tansuo demo site; remove it or choose another directory")
     cache = Path(cache) if cache is not None else default_cache()
@@ -154,12 +161,31 @@ def _move_into_place(stage: Path, dest: Path) -> None:
             raise
 
 
+@contextlib.contextmanager
+def build_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside ``path`` while building it: two processes that
+    build one site or download into one cache at once (two `tansuo demo` runs, or
+    test workers) take turns, and the second finds the first's result."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def fetch_packages(packages: Sequence[str], cache: Path) -> dict[str, Path]:
     """The .deb of each package, downloading those not yet in ``cache``.
 
     ``apt-get download`` needs no root; only when it fails (stale package lists, the
     usual case on a fresh container) do we run ``apt-get update``, which does.
     """
+    with build_lock(cache):
+        return _fetch_packages(packages, cache)
+
+
+def _fetch_packages(packages: Sequence[str], cache: Path) -> dict[str, Path]:
     cache.mkdir(parents=True, exist_ok=True)
     missing = [p for p in packages if _cached_deb(cache, p) is None]
     if missing:
