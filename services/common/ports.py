@@ -49,6 +49,16 @@ class Bus(Protocol):
     def pending(self, topic: str, group: str) -> int:
         """Messages published but not yet committed by this group (an estimate on Kafka)."""
 
+    def assignment(self, topic: str, group: str) -> frozenset[int] | None:
+        """The partitions of ``topic`` whose messages this process's consumer of ``group``
+        is handed now; None when it is handed every message (one consumer per group, as
+        in the embedded bus). It changes as consumers of the group join and leave, and is
+        empty before the consumer's first ``poll`` and while its group rebalances."""
+
+    def partition_count(self, topic: str) -> int:
+        """How many partitions ``topic`` has: a message keyed ``k`` is in partition
+        ``services.common.host_partition.host_partition(k, partition_count(topic))``."""
+
     def ping(self) -> None:
         """Raise if the backend is unreachable; /readyz calls it."""
 
