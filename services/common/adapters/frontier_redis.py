@@ -102,7 +102,7 @@ from services.common.adapters.frontier_redis_layout import (
     url_info,
     url_rest,
 )
-from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, translate_errors
+from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, ping, translate_errors
 from services.common.adapters.redis_slots import Call, run_calls
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
 from services.common.url_canonical import host_of
@@ -719,7 +719,7 @@ class RedisFrontierState:
 
     @translate_errors
     def ping(self) -> None:
-        self._r.ping()
+        ping(self._r)
 
     def close(self) -> None:
         self._r.close()

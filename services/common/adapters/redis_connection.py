@@ -109,6 +109,15 @@ def _connect_cluster(parts: Any, options: dict[str, Any], prefix: str) -> RedisT
     return RedisTarget(client, prefix, "cluster " + ",".join(f"{h}:{p}" for h, p in nodes))
 
 
+def ping(client: redis.Redis | RedisCluster) -> None:
+    """Raise unless every node answers: on a cluster, a PING of one random node (redis-py's
+    default) says nothing about the slots the others serve."""
+    if isinstance(client, RedisCluster):
+        client.ping(target_nodes=RedisCluster.PRIMARIES)
+    else:
+        client.ping()
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Errors of a cluster that is (for now) not serving a slot: a failover in progress,
