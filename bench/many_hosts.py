@@ -233,10 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     # A SIGTERM unwinds like Ctrl-C, so every service and server is stopped by PID.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = run(args)
-    section = many_hosts_report.render(results)
-    print(section)
-    if args.write:
-        many_hosts_report.BLOCK.write(REPO / "docs" / "benchmarks.md", section)
+    many_hosts_report.BLOCK.publish(many_hosts_report.render(results), args.write)
     return 0
 
 

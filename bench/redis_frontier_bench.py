@@ -19,7 +19,10 @@ them; a fresh frontier every round):
 3. *Scheduled*: ``--cycles`` URLs leased and completed through ``Frontier.dispatch``
    (512 at a time) and ``Frontier.complete``, with an injected clock, as
    bench/frontier_bench.py measures the SQLite frontier.
-4. The same memory measure with big hosts (``--big-hosts`` hosts holding the same number
+4. *Bytes per fetched URL*: the memory again after step 3, less what the URLs still
+   queued cost, over the URLs fetched (their records now hold a content hash, an ETag
+   and a Last-Modified, and they wait in the recrawl index).
+5. The same memory measure with big hosts (``--big-hosts`` hosts holding the same number
    of URLs), where Redis leaves its compact encodings past 128 URLs a host.
 
 The Redis frontier does a network round trip per call where SQLite does a function
@@ -29,6 +32,7 @@ call, so the figure that matters is the ratio, in one run on one machine.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import signal
@@ -55,7 +59,6 @@ from services.common.settings import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
 
-REPO = Path(__file__).resolve().parent.parent
 LINKS_PER_PAGE = 50
 BACKENDS = ("SQLite", "Redis", "Redis Cluster (3 primaries)")
 
@@ -67,6 +70,7 @@ class Round:
     scheduled_per_s: float
     bytes_per_url: float  # Redis memory (SQLite: disk) per queued URL
     big_host_bytes_per_url: float | None  # Redis only
+    fetched_bytes_per_url: float | None  # Redis only: a URL fetched and waiting for its recrawl
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,8 @@ def admit(frontier: Frontier, by_host: dict[str, list[str]]) -> float:
 
 
 def schedule(frontier: Frontier, cycles: int) -> float:
-    """URLs leased and completed per second."""
+    """URLs leased and completed per second; each outcome carries what a real one stores
+    (a sha1 content hash, an ETag and a Last-Modified), so fetched URLs weigh what they do."""
     done, started = 0, time.perf_counter()
     while done < cycles:
         jobs = frontier.dispatch(limit=512)
@@ -128,7 +133,8 @@ def schedule(frontier: Frontier, cycles: int) -> float:
             raise RuntimeError(f"the frontier ran dry after {done} URLs")
         for job in jobs:
             frontier.complete(PageEvent(url=job.url, host=job.host, lease_id=job.lease_id, status=200,
-                                        content_hash="h", fetched_at=1.0))  # fmt: skip
+                                        content_hash=hashlib.sha1(job.url.encode()).hexdigest(), fetched_at=1.0,
+                                        etag='"5f2a-1b3c9"', last_modified="Wed, 21 Oct 2015 07:28:00 GMT"))  # fmt: skip
             done += 1
     return done / (time.perf_counter() - started)
 
@@ -162,15 +168,18 @@ def one_round(backend: str, url: str | None, work: Path, args: argparse.Namespac
     size = redis_bytes(url) if url else sum(f.stat().st_size for f in work.glob(f"{path.name}*"))
     scheduled = schedule(frontier, args.cycles)
     state.close()
-    big = None
-    if url is not None:  # the same URLs over few hosts
+    big = fetched = None
+    if url is not None:
+        # The URLs still queued cost what they did; the rest is the fetched ones'.
+        fetched = (redis_bytes(url) - (n - args.cycles) * size / n) / args.cycles
+        # The same URLs over few hosts.
         big_url = url.rsplit("?", 1)[0] + f"?prefix=bench{uuid.uuid4().hex[:8]}"
         big_hosts = _urls(args.urls, args.big_hosts)
         state = RedisFrontierState.from_url(big_url)
         admit(_frontier(state, list(big_hosts)), big_hosts)
         big = redis_bytes(big_url) / state.counts(1.0).queued
         state.close()
-    return Round(backend, admitted, scheduled, size / n, big)
+    return Round(backend, admitted, scheduled, size / n, big, fetched)
 
 
 @contextmanager
@@ -216,10 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: servers stopped by PID
     results = run(args, lambda line: print(line, file=sys.stderr, flush=True))
-    section = redis_frontier_report.render(results)
-    print(section)
-    if args.write:
-        redis_frontier_report.BLOCK.write(REPO / "docs" / "benchmarks.md", section)
+    redis_frontier_report.BLOCK.publish(redis_frontier_report.render(results), args.write)
     return 0
 
 

@@ -28,10 +28,11 @@ def render(r: FrontierRun) -> str:
         admitted, scheduled = r.median(backend, "admitted_per_s"), r.median(backend, "scheduled_per_s")
         size = r.median(backend, "bytes_per_url")
         big = "–" if backend == sqlite else f"{r.median(backend, 'big_host_bytes_per_url'):.0f}"
+        fetched = "–" if backend == sqlite else f"{r.median(backend, 'fetched_bytes_per_url'):.0f}"
         rows.append(
             f"| {backend} | {admitted:,.0f} | {admitted / r.median(sqlite, 'admitted_per_s'):.2f} "
             f"| {scheduled:,.0f} | **{scheduled / r.median(sqlite, 'scheduled_per_s'):.2f}** "
-            f"| {size:.0f}{' (disk)' if backend == sqlite else ''} | {big} |"
+            f"| {size:.0f}{' (disk)' if backend == sqlite else ''} | {big} | {fetched} |"
         )
     worst_rate = min(r.median(b, "scheduled_per_s") for b in BACKENDS[1:]) / r.median(sqlite, "scheduled_per_s")
     worst_bytes = max(r.median(b, "bytes_per_url") for b in BACKENDS[1:])
@@ -56,11 +57,13 @@ def render(r: FrontierRun) -> str:
         "`Frontier.dispatch` (512 at a time) and `Frontier.complete`. *Bytes per queued URL*: `MEMORY USAGE … "
         "SAMPLES 0` of every key of the frontier, on every node, over the URLs queued (SQLite: its files on disk); "
         f"the last column holds the same URLs over {r.big_hosts} hosts, {r.urls // r.big_hosts:,} each, past the "
-        "128 entries where Redis keeps a hash or a sorted set as a compact listpack. The cluster is three primaries "
+        "128 entries where Redis keeps a hash or a sorted set as a compact listpack. *Bytes per fetched URL*: "
+        "memory after the scheduling, less what the URLs still queued cost, over the URLs fetched (each outcome "
+        "held a sha1 content hash, an ETag and a Last-Modified). The cluster is three primaries "
         "on this machine, each shard a slot (`frontier_redis.py`); ratios are to SQLite in the same run.\n",
         "| backend | admitted URLs/s | ÷ SQLite | scheduled URLs/s | ÷ SQLite | bytes per queued URL "
-        f"| … {r.urls // r.big_hosts:,} URLs a host |",
-        "|---|---|---|---|---|---|---|",
+        f"| … {r.urls // r.big_hosts:,} URLs a host | bytes per fetched URL |",
+        "|---|---|---|---|---|---|---|---|",
         *rows,
         "",
         verdict,

@@ -30,7 +30,6 @@ from bench.many_hosts import CrawlRun, ManyHostResults, Shape, crawl_cluster, se
 from bench.marked_block import MarkedBlock
 from services.cli.demo_site import build_demo_site, default_cache
 
-REPO = Path(__file__).resolve().parent.parent
 BLOCK = MarkedBlock("<!-- scheduler-scaling:start (bench/scheduler_scaling.py --write) -->",
                     "<!-- scheduler-scaling:end -->")  # fmt: skip
 HEADING = "## One scheduler against two, on many hosts (issue 13)"
@@ -79,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"min gap {run.log.min_gap_s:.3f} s", file=sys.stderr, flush=True)  # fmt: skip
     results = ManyHostResults(started, time.monotonic() - t0, describe(), [shape], (load0, os.getloadavg()[0]),
                               settings, runs)  # fmt: skip
-    section = many_hosts_report.render(results, heading=HEADING).rstrip() + "\n\n" + reading(runs) + "\n"
-    print(section)
-    if args.write:
-        BLOCK.write(REPO / "docs" / "benchmarks.md", section)
+    BLOCK.publish(many_hosts_report.render(results, heading=HEADING).rstrip() + "\n\n" + reading(runs) + "\n", args.write)
     return 0
 
 

@@ -193,6 +193,14 @@ local function place(i, now)
   end
 end
 
+-- Whether host h's score in an index is at or before cutoff; if so it leaves the index.
+local function take_expired(index, h, cutoff)
+  local score = redis.call('ZSCORE', index, h)
+  if not score or tonumber(score) > cutoff then return false end
+  redis.call('ZREM', index, h)
+  return true
+end
+
 local function set_fetching(from_fetching, to_fetching)
   if from_fetching and not to_fetching then redis.call('HINCRBY', N, 'rf', -1) end
   if to_fetching and not from_fetching then redis.call('HINCRBY', N, 'rf', 1) end
@@ -313,17 +321,12 @@ EXPIRE_ROBOTS_CLAIMS = _PRELUDE + r"""
 local cutoff, now = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
 local out = {}
 for i = 1, NH do
-  local h = hname(i)
-  local score = redis.call('ZSCORE', CLAIMS, h)
-  if score and tonumber(score) <= cutoff then
-    redis.call('ZREM', CLAIMS, h)
-    if redis.call('HGET', hkey(i), 'robots_state') == 'fetching' then
-      redis.call('HSET', hkey(i), 'robots_state', 'unknown')
-      release_slot(i)
-      set_fetching(true, false)
-      place(i, now)
-      out[#out + 1] = h
-    end
+  if take_expired(CLAIMS, hname(i), cutoff) and redis.call('HGET', hkey(i), 'robots_state') == 'fetching' then
+    redis.call('HSET', hkey(i), 'robots_state', 'unknown')
+    release_slot(i)
+    set_fetching(true, false)
+    place(i, now)
+    out[#out + 1] = hname(i)
   end
 end
 return out
@@ -334,15 +337,10 @@ EXPIRE_ROBOTS = _PRELUDE + r"""
 local cutoff = tonumber(ARGV[A])
 local out = {}
 for i = 1, NH do
-  local h = hname(i)
-  local score = redis.call('ZSCORE', RTTL, h)
-  if score and tonumber(score) <= cutoff then
-    redis.call('ZREM', RTTL, h)
-    if redis.call('HGET', hkey(i), 'robots_state') == 'ready' then
-      redis.call('HSET', hkey(i), 'robots_state', 'unknown')
-      place(i, nil)
-      out[#out + 1] = h
-    end
+  if take_expired(RTTL, hname(i), cutoff) and redis.call('HGET', hkey(i), 'robots_state') == 'ready' then
+    redis.call('HSET', hkey(i), 'robots_state', 'unknown')
+    place(i, nil)
+    out[#out + 1] = hname(i)
   end
 end
 return out
