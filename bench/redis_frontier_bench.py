@@ -19,9 +19,9 @@ them; a fresh frontier every round):
 3. *Scheduled*: ``--cycles`` URLs leased and completed through ``Frontier.dispatch``
    (512 at a time) and ``Frontier.complete``, with an injected clock, as
    bench/frontier_bench.py measures the SQLite frontier.
-4. *Bytes per fetched URL*: the memory again after step 3, less what the URLs still
-   queued cost, over the URLs fetched (their records now hold a content hash, an ETag
-   and a Last-Modified, and they wait in the recrawl index).
+4. *Bytes per fetched URL*: a fifth of the URLs over a fifth of the hosts, every one of
+   them leased and completed (their records then hold a content hash, an ETag and a
+   Last-Modified, and they wait in the recrawl index), on a frontier of their own.
 5. The same memory measure with big hosts (``--big-hosts`` hosts holding the same number
    of URLs), where Redis leaves its compact encodings past 128 URLs a host.
 
@@ -139,6 +139,22 @@ def schedule(frontier: Frontier, cycles: int) -> float:
     return done / (time.perf_counter() - started)
 
 
+def fetched_bytes(server_url: str, n_urls: int, n_hosts: int) -> float:
+    """Redis memory per URL once every URL of a frontier is fetched: measured on a frontier
+    of its own, since the first long record turns its host's hash from a listpack into a
+    hash table, and so changes what its still-queued URLs cost too."""
+    url = f"{server_url}?prefix=bench{uuid.uuid4().hex[:8]}"
+    by_host = _urls(n_urls, n_hosts, seed=11)
+    state = RedisFrontierState.from_url(url)
+    frontier = _frontier(state, list(by_host))
+    admit(frontier, by_host)
+    schedule(frontier, n_urls)
+    if state.counts(1.0).done != n_urls:
+        raise RuntimeError("not every URL was fetched")
+    state.close()
+    return redis_bytes(url) / n_urls
+
+
 def redis_bytes(url: str) -> int:
     """MEMORY USAGE of every key under the URL's prefix, on every node."""
     target = connect(url)
@@ -170,8 +186,7 @@ def one_round(backend: str, url: str | None, work: Path, args: argparse.Namespac
     state.close()
     big = fetched = None
     if url is not None:
-        # The URLs still queued cost what they did; the rest is the fetched ones'.
-        fetched = (redis_bytes(url) - (n - args.cycles) * size / n) / args.cycles
+        fetched = fetched_bytes(url.rsplit("?", 1)[0], args.urls // 5, max(1, args.hosts // 5))
         # The same URLs over few hosts.
         big_url = url.rsplit("?", 1)[0] + f"?prefix=bench{uuid.uuid4().hex[:8]}"
         big_hosts = _urls(args.urls, args.big_hosts)

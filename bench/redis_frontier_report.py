@@ -58,8 +58,8 @@ def render(r: FrontierRun) -> str:
         "SAMPLES 0` of every key of the frontier, on every node, over the URLs queued (SQLite: its files on disk); "
         f"the last column holds the same URLs over {r.big_hosts} hosts, {r.urls // r.big_hosts:,} each, past the "
         "128 entries where Redis keeps a hash or a sorted set as a compact listpack. *Bytes per fetched URL*: "
-        "memory after the scheduling, less what the URLs still queued cost, over the URLs fetched (each outcome "
-        "held a sha1 content hash, an ETag and a Last-Modified). The cluster is three primaries "
+        f"{r.urls // 5:,} URLs over {max(1, r.hosts // 5)} hosts on a frontier of their own, every one leased and "
+        "completed (each outcome holding a sha1 content hash, an ETag and a Last-Modified). The cluster is three primaries "
         "on this machine, each shard a slot (`frontier_redis.py`); ratios are to SQLite in the same run.\n",
         "| backend | admitted URLs/s | ÷ SQLite | scheduled URLs/s | ÷ SQLite | bytes per queued URL "
         f"| … {r.urls // r.big_hosts:,} URLs a host | bytes per fetched URL |",
