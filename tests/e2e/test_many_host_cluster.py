@@ -4,7 +4,7 @@ no host ever asked twice within its delay, on a single Redis and on Redis Cluste
 
 The hosts are loopback addresses (127.0.0.2 onwards) on one port, served by this
 process (bench/loopback_hosts.py, bench/many_host_site.py): each server's own request
-log is the politeness evidence. Three pages a host, a 0.2 s delay and 10 s leases keep
+log is the politeness evidence. Two pages a host, a 0.2 s delay and 10 s leases keep
 a run near a minute on two cores.
 """
 
@@ -32,14 +32,14 @@ from tests.servers.net import wait_for_port
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 HOSTS = 104
-PAGES = 3  # a front page listing two more
+PAGES = 2  # a front page and the page it lists
 DELAY_S = 0.2
 PARTITIONS = 4  # of every topic, so of the frontier: two for each scheduler
 
 
 @pytest.fixture(scope="module")
 def paragraphs(docs_site_dir: Path) -> list[str]:
-    # Stepping through 14,000 paragraphs by 7,919, no two of these 312 pages share one,
+    # Stepping through 14,000 paragraphs by 7,919, no two of these 208 pages share one,
     # so none is dropped as a near-duplicate of another.
     return paragraphs_of(docs_site_dir)
 
