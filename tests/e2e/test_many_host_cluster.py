@@ -52,6 +52,8 @@ def cluster(request, tmp_path, kafka_broker, s3_endpoint, es_url) -> Iterator[Cl
         "TANSUO_FRONTIER_HOST_DELAY_S": str(DELAY_S),
         # What the killed processes held comes back after this.
         "TANSUO_FRONTIER_LEASE_TIMEOUT_S": "10",
+        # No /sitemap.xml probe: a quarter fewer requests, and nothing here has a sitemap.
+        "TANSUO_FRONTIER_SITEMAPS": "false",
     }
     c = Cluster(env, tmp_path)
     yield c
@@ -98,7 +100,7 @@ def test_two_schedulers_and_two_crawlers_crawl_104_hosts_though_one_of_each_is_k
         assert len(indexed) == len(set(indexed)), "a page is indexed twice"
         assert set(indexed) == pages, f"missing {sorted(pages - set(indexed))[:5]}, extra {sorted(set(indexed) - pages)[:5]}"
 
-        # Politeness by the servers' own clocks: robots.txt, the sitemap probe and pages alike.
+        # Politeness by the servers' own clocks: robots.txt and pages alike.
         gaps = {a: _gaps([r.time for r in log]) for a, log in hosts.requests().items()}
         closest = min((g, a) for a, host_gaps in gaps.items() for g in host_gaps)
         assert closest[0] >= DELAY_S - CLOCK_SLACK_S, f"{closest[1]} got two requests {closest[0]:.3f} s apart"
