@@ -74,9 +74,8 @@ URLs). Baseline: a Python `set` of the same URL strings, all in RAM.
 | Python set, RAM (baseline) | {seen['python_set_ram_bytes_per_url']:.0f} |
 
 At this rate 100M URLs take about {seen['sqlite_disk_bytes_per_url'] * 1e8 / 1e9:.0f} GB of disk and no more memory
-than 10M. The Redis frontier of cluster mode keeps every URL record in RAM (measured by
-its tests at about 500 bytes per queued URL), so at 100M URLs it needs a large Redis;
-see the notes in `services/common/adapters/frontier_redis.py`.
+than 10M. The Redis frontier of cluster mode keeps every URL record in RAM: its bytes
+per queued URL are measured beside SQLite in "The Redis frontier against SQLite" below.
 
 ### Host partitioning
 

@@ -15,6 +15,8 @@ What it does, in order:
 3. The cluster on the test servers (``bench/cluster_servers.py``): scheduler, indexer,
    ranker and 1, 2, then 4 crawlers, each its own process, as ``tests/cluster.py``
    starts them; ``tansuo seed`` of every front page; timed until the frontier settles.
+   ``--schedulers 1 2`` runs each set of crawlers with one scheduler, then with two,
+   which divide the hosts by their partitions of the page events.
 4. For each run, from the site servers' own logs (``bench/host_fetch_log.py``): pages,
    the window from the first page request to a delay after the last, the shortest and the median gap
    between two requests to one host; and the CPU seconds of the crawl's processes.
@@ -133,11 +135,13 @@ def crawl_embedded(hosts: LoopbackHosts, shape: Shape, work: Path) -> CrawlRun:
 
 
 def crawl_cluster(hosts: LoopbackHosts, shape: Shape, servers: Servers, crawlers: int, work: Path,
-                  timeout_s: float) -> tuple[CrawlRun, dict[str, str]]:  # fmt: skip
-    """Scheduler, indexer, ranker and ``crawlers`` crawlers, fresh keys and topics on the
-    shared servers; timed from seeding to the frontier settling."""
+                  timeout_s: float, schedulers: int = 1) -> tuple[CrawlRun, dict[str, str]]:  # fmt: skip
+    """``schedulers`` schedulers (each dispatching the hosts of its partitions), indexer,
+    ranker and ``crawlers`` crawlers, fresh keys and topics on the shared servers; timed
+    from seeding to the frontier settling."""
     env = bench_env(servers, work / "cluster") | {"TANSUO_FRONTIER_HOST_DELAY_S": str(shape.delay_s)}
-    names = ["scheduler", *(f"crawler{n}" for n in range(crawlers)), "indexer", "ranker"]
+    names = [*(f"scheduler{n}" for n in range(schedulers)), *(f"crawler{n}" for n in range(crawlers)), "indexer",
+             "ranker"]  # fmt: skip
     (work / "logs").mkdir(parents=True, exist_ok=True)
     cluster = Cluster(env, work / "logs")
     try:
@@ -154,7 +158,10 @@ def crawl_cluster(hosts: LoopbackHosts, shape: Shape, servers: Servers, crawlers
     finally:
         cluster.stop()
     roles = {role: after[0][role] - before[0][role] for role in after[0]}
-    run = CrawlRun(shape, f"cluster, {crawlers} crawler{'s' if crawlers > 1 else ''}", wall,
+    mode = f"cluster, {crawlers} crawler{'s' if crawlers > 1 else ''}"
+    if schedulers > 1:
+        mode = f"cluster, {schedulers} schedulers, {crawlers} crawler{'s' if crawlers > 1 else ''}"
+    run = CrawlRun(shape, mode, wall,
                    shape.fetch_log(hosts, since), roles, after[1] - before[1],
                    after[2] - before[2], after[3] - before[3], load)  # fmt: skip
     # The delay is named in each row; the settings line holds what all runs share.
@@ -196,11 +203,12 @@ def run(args: argparse.Namespace) -> ManyHostResults:
             _say(runs[-1])
         servers = stack.enter_context(running_servers(work / "servers")) if args.crawlers else None
         for shape in shapes if servers else []:
-            for n in args.crawlers:
-                where = work / f"delay-{shape.delay_s:g}" / f"cluster-{n}"
-                cluster_run, settings = crawl_cluster(hosts, shape, servers, n, where, args.timeout)
-                runs.append(cluster_run)
-                _say(cluster_run)
+            for schedulers in args.schedulers:
+                for n in args.crawlers:
+                    where = work / f"delay-{shape.delay_s:g}" / f"cluster-{schedulers}-{n}"
+                    cluster_run, settings = crawl_cluster(hosts, shape, servers, n, where, args.timeout, schedulers)
+                    runs.append(cluster_run)
+                    _say(cluster_run)
     return ManyHostResults(started, time.monotonic() - t0, describe(), shapes, (load0, os.getloadavg()[0]),
                            settings, runs)  # fmt: skip
 
@@ -214,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="per-host delays, seconds, each a set of runs (the product's default: 1)")
     parser.add_argument("--crawlers", type=int, nargs="*", default=[1, 2, 4],
                         help="crawler processes of each cluster run; none: no cluster (needs the test install)")
+    parser.add_argument("--schedulers", type=int, nargs="+", default=[1],
+                        help="scheduler processes of each cluster run (each set of crawlers runs with each)")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded crawl")
     parser.add_argument("--site", type=Path, default=default_cache().parent / "zh-docs-site",
                         help="the demo site the text comes from (built there if missing)")
@@ -223,10 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     # A SIGTERM unwinds like Ctrl-C, so every service and server is stopped by PID.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = run(args)
-    section = many_hosts_report.render(results)
-    print(section)
-    if args.write:
-        many_hosts_report.BLOCK.write(REPO / "docs" / "benchmarks.md", section)
+    many_hosts_report.BLOCK.publish(many_hosts_report.render(results), args.write)
     return 0
 
 

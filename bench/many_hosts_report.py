@@ -68,14 +68,17 @@ def _cycles(r: ManyHostResults) -> str:
     return "; ".join(parts)
 
 
-def render(r: ManyHostResults) -> str:
+HEADING = "## Many hosts: pages/s against the politeness bound (issue 12)"
+
+
+def render(r: ManyHostResults, heading: str = HEADING) -> str:
     s, m = r.shapes[0], r.machine
     delays = " and ".join(f"{shape.delay_s:g} s" for shape in r.shapes)
     bounds = "; ".join(f"{s.hosts} ÷ {shape.delay_s:g} = **{shape.bound_per_s:g} pages/s**" for shape in r.shapes)
     missing = sum(run.log.missing for run in r.runs)
     settings = ", ".join(f"`{k}={v}`" for k, v in sorted(r.cluster_settings.items())) or "none"
     lines = [
-        "## Many hosts: pages/s against the politeness bound (issue 12)\n",
+        heading + "\n",
         f"{r.started:%Y-%m-%d %H:%M} UTC, Tansuo `{m.commit}`, {r.duration_s / 60:.1f} minutes in all, "
         f"{m.cores} cores ({m.cpu}), {m.ram_gib:g} GiB, Python {m.python}. "
         f"Load average (1 min): {r.load[0]:.1f} at the start, {r.load[1]:.1f} at the end"

@@ -26,6 +26,13 @@ class MarkedBlock:
         found = self._pattern.search(text)
         return found.group(0) if found else ""
 
+    def publish(self, section: str, write: bool) -> None:
+        """Print ``section`` and, with ``write``, put it in its block of docs/benchmarks.md:
+        what each benchmark's ``--write`` does."""
+        print(section)
+        if write:
+            self.write(Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md", section)
+
     def write(self, path: Path, section: str) -> None:
         """Put ``section`` between the markers in ``path``, replacing an earlier block
         or appending one."""

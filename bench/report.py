@@ -18,6 +18,8 @@ from bench.many_hosts_report import BLOCK as MANY_HOSTS_BLOCK
 from bench.pagerank_report import BLOCK as PAGERANK_BLOCK
 from bench.parity_report import BLOCK as PARITY_BLOCK
 from bench.process_compare import BLOCK as PROCESSES_BLOCK
+from bench.redis_frontier_report import BLOCK as REDIS_FRONTIER_BLOCK
+from bench.scheduler_scaling import BLOCK as SCHEDULERS_BLOCK
 from bench.scale_search import ScaleResults
 from bench.search_bench import SearchComparison
 
@@ -142,11 +144,13 @@ def splice_section(path: Path, section: str) -> None:
 def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    # The blocks of the load, cluster parity, process, PageRank and many-host benchmarks come
-    # from their own runs: kept; so is the crawl profile's (section 1b), which render() puts back.
+    # The blocks of the load, cluster parity, process, PageRank, many-host and Redis frontier
+    # benchmarks come from their own runs: kept; so is the crawl profile's (section 1b),
+    # which render() puts back.
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     blocks = (load_report.extract(text), PARITY_BLOCK.extract(text), PROCESSES_BLOCK.extract(text),
-              PAGERANK_BLOCK.extract(text), MANY_HOSTS_BLOCK.extract(text))  # fmt: skip
+              PAGERANK_BLOCK.extract(text), MANY_HOSTS_BLOCK.extract(text),
+              REDIS_FRONTIER_BLOCK.extract(text), SCHEDULERS_BLOCK.extract(text))  # fmt: skip
     kept = "\n".join(block for block in blocks if block)
     tmp.write_text(render(results, extract_block(text)) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole

@@ -8,6 +8,8 @@
                                                 # (bench.many_hosts; with --quick, 16 hosts, printed)
     .venv/bin/python -m bench.run --index    # only the indexing benchmark (section 2), into its
                                              # section (about 3 minutes; with --quick, printed)
+    .venv/bin/python -m bench.run --redis-frontier  # only the Redis frontier against SQLite, into its
+                                                    # own block (bench.redis_frontier_bench)
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the many-host crawl (128 hosts, about 15 minutes) and write its block")
     parser.add_argument("--index", action="store_true",
                         help="run only the indexing benchmark (section 2) and replace that section")
+    parser.add_argument("--redis-frontier", action="store_true",
+                        help="run only the Redis frontier against SQLite (about 5 minutes) and write its block")
     args = parser.parse_args(argv)
     if args.pagerank:
         from bench import pagerank_bench  # needs the test install (its Redis server class)
@@ -83,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench import many_hosts  # its cluster runs need the test install (the servers' classes)
 
         return many_hosts.main(["--hosts", "16", "--pages", "5", "--crawlers", "1"] if args.quick else ["--write"])
+    if args.redis_frontier:
+        from bench import redis_frontier_bench  # needs the test install (its Redis server classes)
+
+        small = ["--urls", "10000", "--hosts", "100", "--cycles", "2000", "--rounds", "1"]
+        return redis_frontier_bench.main(small if args.quick else ["--write"])
     out = args.out or (None if args.quick else REPO / "docs" / "benchmarks.md")
     rounds, copies, queries = (1, 2, 200) if args.quick else (3, 8, 1000)
     if args.index:

@@ -217,13 +217,15 @@ DASHBOARDS = [
     Dashboard(
         "tansuo-frontier",
         "Tansuo / Frontier",
+        # The frontier gauges count the whole frontier, and every scheduler pod reports
+        # them alike: max, not sum, or two pods would show twice the URLs.
         "What the scheduler holds: URLs by state, due URLs, hosts, politeness and the bus backlog.",
         [
-            Panel("Due URLs", [("sum(tansuo_frontier_due_urls)", "due")], kind="stat", width=6, height=5),
-            Panel("Hosts", [("sum(tansuo_frontier_hosts)", "hosts")], kind="stat", width=6, height=5),
+            Panel("Due URLs", [("max(tansuo_frontier_due_urls)", "due")], kind="stat", width=6, height=5),
+            Panel("Hosts", [("max(tansuo_frontier_hosts)", "hosts")], kind="stat", width=6, height=5),
             Panel(
                 "Blocked hosts",
-                [("sum(tansuo_frontier_blocked_hosts)", "blocked")],
+                [("max(tansuo_frontier_blocked_hosts)", "blocked")],
                 kind="stat",
                 description="Hosts waiting out a Retry-After or a failed robots.txt.",
                 width=6,
@@ -239,14 +241,14 @@ DASHBOARDS = [
             ),
             Panel(
                 "Frontier URLs by state",
-                [("sum by (state) (tansuo_frontier_urls)", "{{state}}")],
+                [("max by (state) (tansuo_frontier_urls)", "{{state}}")],
                 stack=True,
             ),
             Panel(
                 "Due URLs and blocked hosts",
                 [
-                    ("sum(tansuo_frontier_due_urls)", "due URLs"),
-                    ("sum(tansuo_frontier_blocked_hosts)", "blocked hosts"),
+                    ("max(tansuo_frontier_due_urls)", "due URLs"),
+                    ("max(tansuo_frontier_blocked_hosts)", "blocked hosts"),
                 ],
             ),
             Panel(

@@ -76,7 +76,7 @@ def build_link_graph(cfg: Settings) -> LinkGraph:
         from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
 
         return SqliteLinkGraph(cfg.data_dir / "links.sqlite3")
-    if scheme in ("redis", "rediss"):
+    if scheme in ("redis", "rediss", "redis+cluster", "rediss+cluster"):
         from services.common.adapters.link_graph_redis import RedisLinkGraph
 
         return RedisLinkGraph.from_url(cfg.state)
@@ -89,8 +89,13 @@ def build_frontier_state(cfg: Settings) -> "FrontierState":
         from services.common.adapters.frontier_sqlite import SqliteFrontierState
 
         return SqliteFrontierState(cfg.data_dir / "frontier.sqlite3")
-    if scheme in ("redis", "rediss"):
-        from services.common.adapters.frontier_redis import RedisFrontierState
+    if scheme in ("redis", "rediss", "redis+cluster", "rediss+cluster"):
+        from services.common.adapters.frontier_redis import FrontierLayoutError, RedisFrontierState
 
-        return RedisFrontierState.from_url(cfg.state)
+        try:
+            # A new frontier gets a shard per partition of the bus's topics, so that a
+            # scheduler's partitions name its shards (services/common/host_partition.py).
+            return RedisFrontierState.from_url(cfg.state, shards=cfg.bus_partitions)
+        except FrontierLayoutError as exc:
+            raise ConfigError(f"TANSUO_STATE: {exc}") from exc
     raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")

@@ -51,6 +51,9 @@ class UrlInfo:
     interval_s: float | None
     fail_count: int
     note: str
+    # The current lease of a leased URL (None otherwise): each backend makes its own
+    # ids, so they take no part in comparing two answers.
+    lease_id: str | None = dataclasses.field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

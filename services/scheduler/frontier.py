@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from urllib.parse import urlsplit
 
 from services.common.metrics import LIMIT_HITS
@@ -147,14 +147,12 @@ class Frontier:
         if not urls:
             return []
         records = []
-        # One lookup per host, not per URL: a page's links are mostly on its own host,
-        # and nothing below changes a host until add_urls.
-        hosts: dict[str, HostInfo] = {}
+        # One read of every host of the batch, not one per URL: a page's links are
+        # mostly on its own host, and nothing below changes a host until add_urls.
+        hosts = self._hosts({host_of(url): urlsplit(url).scheme for url, _ in urls})
         for url, depth in urls:
             host = host_of(url)
-            info = hosts.get(host)
-            if info is None:
-                info = hosts[host] = self._host(host, urlsplit(url).scheme)
+            info = hosts[host]
             rules = robots_txt if robots_txt is not None else (info.robots_txt if info.robots_state == "ready" else None)
             if rules is not None and not self.robots.allowed(host, rules, url):
                 records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))
@@ -162,31 +160,37 @@ class Frontier:
                 records.append(NewUrl(url, host, depth, kind=kind))
         return self.state.add_urls(records, self.clock(), self.cfg.frontier_host_page_budget)
 
-    def _host(self, host: str, scheme: str) -> HostInfo:
-        info = self.state.get_host(host)
-        if info is None:
-            self.state.ensure_host(host, scheme, self.cfg.frontier_host_delay_s)
-            info = self.state.get_host(host)
-            assert info is not None
-        return info
+    def _hosts(self, schemes: dict[str, str]) -> dict[str, HostInfo]:
+        """Each host named (with the scheme of its first URL), new ones ensured."""
+        infos = self.state.get_hosts(list(schemes))
+        missing = [host for host in schemes if host not in infos]
+        for host in missing:
+            self.state.ensure_host(host, schemes[host], self.cfg.frontier_host_delay_s)
+        if missing:
+            infos.update(self.state.get_hosts(missing))
+        return infos
 
     # --- handing out work -------------------------------------------------------------
 
-    def dispatch(self, limit: int = 64) -> list[FetchJob]:
-        """Jobs that may be fetched now without breaking any host's politeness."""
+    def dispatch(self, limit: int = 64, shards: Collection[int] | None = None) -> list[FetchJob]:
+        """Jobs that may be fetched now without breaking any host's politeness, from the
+        hosts of ``shards`` (None: every host; see FrontierState)."""
         now = self.clock()
-        self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s)
+        self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s, shards)
         # A robots.txt job can be lost like any other; its host must not wait forever.
-        for host in self.state.expire_robots_claims(now, self.cfg.frontier_lease_timeout_s):
+        for host in self.state.expire_robots_claims(now, self.cfg.frontier_lease_timeout_s, shards):
             log.warning("robots.txt of %s never reported back; it will be fetched again", host)
-        self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s)
-        jobs = [self._robots_job(h) for h in self.state.claim_robots(now, limit)]
+        self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s, shards)
+        jobs = [self._robots_job(h) for h in self.state.claim_robots(now, limit, shards)]
         room = self._page_room()
         if room > 0 and len(jobs) < limit:
-            for lease in self.state.lease_due(
-                now, min(limit - len(jobs), room), self.cfg.effective_parallelism, self.cfg.frontier_max_in_flight
-            ):
-                job = self._page_job(lease)
+            leases = self.state.lease_due(
+                now, min(limit - len(jobs), room), self.cfg.effective_parallelism, self.cfg.frontier_max_in_flight,
+                shards,
+            )  # fmt: skip
+            hosts = self.state.get_hosts([lease.host for lease in leases]) if leases else {}
+            for lease in leases:
+                job = self._page_job(lease, hosts.get(lease.host))
                 if job is not None:
                     jobs.append(job)
         return jobs
@@ -213,8 +217,7 @@ class Frontier:
         url = f"{info.scheme}://{info.host}/robots.txt"
         return FetchJob(url=url, host=info.host, lease_id=f"robots:{info.host}", kind="robots")
 
-    def _page_job(self, lease: Lease) -> FetchJob | None:
-        info = self.state.get_host(lease.host)
+    def _page_job(self, lease: Lease, info: HostInfo | None) -> FetchJob | None:
         # robots.txt may have been refreshed since the URL was queued.
         if info is not None and not self.robots.allowed(lease.host, info.robots_txt, lease.url):
             self.state.unlease(lease.url, self.clock(), "excluded", "robots")
@@ -314,16 +317,16 @@ class Frontier:
         self, event: PageEvent, publish_removals: Callable[[list[PageRemoval]], None] | None
     ) -> list[PageRemoval]:
         info = self.state.url_info(event.url)
-        if info is None or not self.state.is_leased(event.url, event.lease_id):
+        if info is None or info.state != "leased" or info.lease_id != event.lease_id:
             return []  # stale or repeated outcome
         now = self.clock()
         update, host_update = self._page_outcome(event, info, now)
         removals = self._follow_up(event, info, now)
         if removals and publish_removals is not None:
             publish_removals(removals)
-        if not self.state.finish(event.url, event.lease_id, update):
+        # The host's update and the release of its slot go with the outcome, atomically.
+        if not self.state.finish(event.url, event.lease_id, update, host_update, now):
             return []  # another scheduler recorded it meanwhile
-        self.state.update_host(event.host, host_update, now, release=True)
         if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)
         if update.state == "failed" or event.error or event.status >= 400:
@@ -418,9 +421,9 @@ class Frontier:
             note=event.error or ("redirect" if event.redirect_to else ("not_modified" if not_modified else "")),
         )
 
-    def sweep_recrawl(self, limit: int = 10_000) -> int:
+    def sweep_recrawl(self, limit: int = 10_000, shards: Collection[int] | None = None) -> int:
         """Queue every URL whose recrawl time has come (continuous crawling)."""
-        return self.state.sweep_recrawl(self.clock(), limit)
+        return self.state.sweep_recrawl(self.clock(), limit, shards)
 
     # --- reporting --------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ on any backend, without touching the policy code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from services.common.frontier_types import FrontierCounts, Lease, NewUrl
@@ -62,10 +62,12 @@ class MeteredFrontierState:
             ROBOTS_BLOCKED.inc()
             self._remember([url])
 
-    def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> list[Lease]:
+    def lease_due(
+        self, now: float, limit: int, parallelism: int, max_in_flight: int, shards: Collection[int] | None = None
+    ) -> list[Lease]:
         """Observes ``now - due_at`` for a sample of the leases: the time a due URL
         waited for its host's politeness delay (and for a free slot)."""
-        leases = self._inner.lease_due(now, limit, parallelism, max_in_flight)
+        leases = self._inner.lease_due(now, limit, parallelism, max_in_flight, shards)
         step = max(1, len(leases) // WAIT_SAMPLE)
         for lease in leases[::step][:WAIT_SAMPLE]:
             info = self._inner.url_info(lease.url)  # leasing keeps due_at

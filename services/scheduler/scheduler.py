@@ -2,6 +2,17 @@
 
 It owns the politeness clock, so however many crawler workers run, a host never gets
 more than the frontier allows: workers only ever fetch what it leased to them.
+
+Several schedulers divide the hosts between them by the bus's own assignment: the
+one handed partition ``p`` of the page events (which are keyed by host) dispatches
+from the frontier shards of ``p``, which hold exactly the hosts whose outcomes it
+receives (services/common/host_partition.py). A scheduler joining or leaving moves
+partitions, and with them hosts. Nothing a scheduler knows about a host lives in the
+scheduler: every lease, release and robots claim is one atomic call on the host's
+shard, so two schedulers that both believe they own a host during a rebalance can
+never send it two requests closer than its delay, and the leases a killed scheduler
+held come back to the queue after the lease timeout, whoever owns the host then.
+Links and seeds can be admitted by any scheduler: admission is atomic per shard too.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from services.common.model import (
     PageRemoval,
     SeedRequest,
 )
+from services.common.host_partition import shards_of_partitions
 from services.common.ports import Bus
 from services.common.url_canonical import host_of
 from services.scheduler.frontier import Frontier
@@ -69,6 +81,34 @@ class Scheduler:
         self.removed = 0
         self._next_sweep = 0.0
         self._report = ProgressReport()
+        self._owned: frozenset[int] | None = None
+        self._layout_warned = False
+
+    def owned_shards(self) -> frozenset[int] | None:
+        """The frontier shards this scheduler dispatches from: those of the partitions of
+        page events the bus hands it now (None: every shard, as when it is the only
+        consumer). Empty while it has no partition: before its first poll, during a
+        rebalance, or when there are more schedulers than partitions."""
+        assigned = self.bus.assignment(TOPIC_PAGES, GROUP)
+        if assigned is None:
+            return None
+        partitions = self.bus.partition_count(TOPIC_PAGES)
+        shards = self.frontier.state.shards()
+        owned = shards_of_partitions(assigned, partitions, shards)
+        if owned is None:
+            if not self._layout_warned:
+                self._layout_warned = True
+                log.warning(
+                    "the frontier has %d shards, not a multiple of the %d partitions of %s: every scheduler "
+                    "dispatches from every shard (correct, but not divided between them); see docs/deploy.md",
+                    shards, partitions, TOPIC_PAGES,
+                )  # fmt: skip
+            return None
+        if owned != self._owned:
+            log.info("dispatching from %d of %d frontier shards (partitions %s of %s)", len(owned), shards,
+                     sorted(assigned), TOPIC_PAGES)  # fmt: skip
+        self._owned = owned
+        return owned
 
     def step(self, timeout_s: float = 0.05) -> int:
         """One cycle: admit links first (so a page's links are queued before its outcome
@@ -76,10 +116,11 @@ class Scheduler:
         Returns the number of messages and jobs handled."""
         handled = self._consume_seeds() + self._consume_links(0.0)
         handled += self._consume_outcomes(timeout_s if handled == 0 else 0.0)
+        owned = self.owned_shards()
         if self.continuous and time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + self.frontier.cfg.frontier_sweep_interval_s
-            handled += self.frontier.sweep_recrawl()
-        handled += self._dispatch()
+            handled += self.frontier.sweep_recrawl(shards=owned)
+        handled += self._dispatch(owned)
         self._report.maybe_log(self)
         return handled
 
@@ -133,8 +174,10 @@ class Scheduler:
             self.bus.publish(TOPIC_REMOVALS, removal.to_bytes(), key=host_of(removal.url))
         self.bus.flush()
 
-    def _dispatch(self) -> int:
-        jobs = self.frontier.dispatch()
+    def _dispatch(self, shards: frozenset[int] | None) -> int:
+        if shards is not None and not shards:
+            return 0
+        jobs = self.frontier.dispatch(shards=shards)
         for n, job in enumerate(jobs):
             try:
                 self.bus.publish(TOPIC_FETCHES, job.to_bytes(), key=job.host)

@@ -29,6 +29,9 @@ def broker_url(cfg: Settings) -> str:
         return cfg.tasks_broker
     if cfg.state.startswith(("redis://", "rediss://")):
         return cfg.state.split("?", 1)[0]
+    if cfg.state.startswith(("redis+cluster://", "rediss+cluster://")):
+        # Celery's Redis transport (kombu) speaks to one Redis, not to a cluster.
+        raise ValueError("Celery cannot use Redis Cluster as its broker: set TANSUO_TASKS_BROKER (a single Redis)")
     raise ValueError("Celery needs a broker: set TANSUO_TASKS_BROKER or a redis:// TANSUO_STATE")
 
 

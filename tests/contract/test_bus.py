@@ -9,14 +9,17 @@ of the same group" is two calls. A group's first poll on Kafka waits for a group
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from services.common.adapters.bus_kafka import BusError, BusUnavailable, KafkaBus, KafkaBusOptions
 from services.common.adapters.bus_sqlite import SqliteBus
+from services.common.host_partition import host_partition
 from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message
 from services.common.settings import Settings
@@ -24,6 +27,7 @@ from tests.servers.kafka_broker import KafkaBroker
 from tests.servers.net import free_port
 
 OpenBus = Callable[[], Bus]
+T = TypeVar("T")
 
 
 def kafka_test_options(prefix: str, **overrides: object) -> KafkaBusOptions:
@@ -179,6 +183,28 @@ def test_payloads_of_900_kb_round_trip(open_bus: OpenBus) -> None:
     assert got.payload == payload
 
 
+def test_a_keyed_message_lands_in_the_partition_host_partition_names(open_bus: OpenBus) -> None:
+    """The scheduler maps its partitions to frontier shards with host_partition: it
+    must agree with where the bus really put each host's messages."""
+    bus = open_bus()
+    hosts = [f"h{i}.example.cn" for i in range(12)] + ["127.0.0.2:8080", "新闻.example.cn"]
+    publish_all(bus, TOPIC_PAGES, [(h, h.encode()) for h in hosts])
+    got = drain(bus, TOPIC_PAGES, "scheduler", len(hosts))
+    partitions = bus.partition_count(TOPIC_PAGES)
+    assert len(got) == len(hosts)
+    assert {m.key: m.partition for m in got} == {h: host_partition(h, partitions) for h in hosts}
+    assert partitions == 1 or len({m.partition for m in got}) > 1
+
+
+def test_a_lone_consumer_is_handed_every_partition(open_bus: OpenBus) -> None:
+    bus = open_bus()
+    publish_all(bus, TOPIC_PAGES, [("h.example.cn", b"x")])
+    drain(bus, TOPIC_PAGES, "scheduler", 1)
+    assigned = bus.assignment(TOPIC_PAGES, "scheduler")
+    # None ("everything") where one consumer is all a group can have; else every partition.
+    assert assigned is None or assigned == frozenset(range(bus.partition_count(TOPIC_PAGES)))
+
+
 # --- Kafka only: what the adapter does when the cluster is away
 
 
@@ -271,3 +297,52 @@ def test_a_kafka_consumer_rides_out_a_broker_restart_and_keeps_its_committed_pos
     assert not got & committed, "messages committed before the restart came again"
     producer.close()
     consumer.close()
+
+
+@pytest.mark.integration
+def test_kafka_consumers_of_one_group_split_the_partitions_and_take_them_back(
+    kafka_bootstrap: str, kafka_topic_prefix: str
+) -> None:
+    """What host-partitioned schedulers rest on: two consumers of a group are handed
+    disjoint partitions covering the topic, and when one leaves the other gets all."""
+    options = kafka_test_options(kafka_topic_prefix, partitions=4)
+    buses = [KafkaBus([kafka_bootstrap], options) for _ in range(2)]
+    assert buses[0].assignment(TOPIC_PAGES, "scheduler") == frozenset()  # no consumer before a poll
+    stop = threading.Event()
+
+    def keep_polling(bus: KafkaBus) -> None:
+        while not stop.is_set():
+            bus.poll(TOPIC_PAGES, "scheduler", 0.2)
+
+    threads = [threading.Thread(target=keep_polling, args=(b,), daemon=True) for b in buses]
+    for t in threads:
+        t.start()
+    try:
+        split = _wait_for(lambda: [b.assignment(TOPIC_PAGES, "scheduler") for b in buses],
+                          lambda a: all(a) and not (a[0] & a[1]) and a[0] | a[1] == frozenset(range(4)))  # fmt: skip
+        assert len(split[0]) + len(split[1]) == 4
+        assert buses[0].partition_count(TOPIC_PAGES) == 4
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+    buses[1].close()
+    stop.clear()
+    survivor = threading.Thread(target=keep_polling, args=(buses[0],), daemon=True)
+    survivor.start()
+    try:
+        _wait_for(lambda: buses[0].assignment(TOPIC_PAGES, "scheduler"), lambda a: a == frozenset(range(4)))
+    finally:
+        stop.set()
+        survivor.join(10)
+        buses[0].close()
+
+
+def _wait_for(read: Callable[[], T], done: Callable[[T], bool], timeout_s: float = 40.0) -> T:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        seen = read()
+        if done(seen):
+            return seen
+        assert time.monotonic() < deadline, f"last seen: {seen}"
+        time.sleep(0.2)

@@ -15,7 +15,11 @@ from services.common.ports import LinkGraph
 A, B, C = "https://example.cn/a", "https://example.cn/b", "https://example.cn/c"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.integration)])
+@pytest.fixture(params=[
+    "sqlite",
+    pytest.param("redis_url", marks=pytest.mark.integration, id="redis"),
+    pytest.param("redis_cluster_url", marks=pytest.mark.integration, id="redis-cluster"),
+])  # fmt: skip
 def open_graph(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], LinkGraph]]:
     """Opens a new adapter on the same stored graph each time it is called."""
     opened: list[LinkGraph] = []
@@ -26,7 +30,7 @@ def open_graph(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Calla
             opened.append(SqliteLinkGraph(path))
             return opened[-1]
     else:
-        url = request.getfixturevalue("redis_url")
+        url = request.getfixturevalue(request.param)
 
         def open_one() -> LinkGraph:
             opened.append(RedisLinkGraph.from_url(url))

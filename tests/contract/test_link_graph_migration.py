@@ -65,3 +65,21 @@ def test_an_old_redis_graph_is_converted_on_open_and_its_keys_go(redis_url: str)
     assert not target.client.exists(f"{target.prefix}links:out", f"{target.prefix}links:nodes")
     graph.close()
     target.client.close()
+
+
+@pytest.mark.integration
+def test_a_redis_graph_of_keys_without_the_hash_tag_gets_it_on_open(redis_url: str) -> None:
+    first = RedisLinkGraph.from_url(redis_url)
+    first.set_outlinks(A, [(B, "下一页"), (C, "")])
+    first.set_outlinks(B, [])
+    target = connect(redis_url)
+    for key in first.key_names().values():  # as the version before Redis Cluster left them
+        if target.client.exists(key):
+            target.client.rename(key, key.replace("{graph}:", "graph:"))
+    first.close()
+    graph = RedisLinkGraph.from_url(redis_url)
+    assert graph.nodes() == [A, B]
+    assert graph.anchors() == {B: ["下一页"]}
+    assert not target.client.keys(f"{target.prefix}graph:*")
+    graph.close()
+    target.client.close()

@@ -231,6 +231,27 @@ def test_the_crawler_replicas_come_from_values(render):
     assert deployments(render("default", "crawler.replicaCount=5"))["crawler"]["spec"]["replicas"] == 5
 
 
+def test_schedulers_scale_like_crawlers_with_a_budget_and_a_rolling_update(render):
+    one, two = deployments(render("default"))["scheduler"], deployments(render("full"))["scheduler"]
+    assert (one["spec"]["replicas"], two["spec"]["replicas"]) == (1, 2)
+    assert two["spec"]["strategy"]["type"] == "RollingUpdate"
+    budgets = {d["metadata"]["labels"]["app.kubernetes.io/component"] for d in render("full") if d["kind"] == "PodDisruptionBudget"}
+    assert "scheduler" in budgets
+    assert "scheduler" not in {d["metadata"]["labels"]["app.kubernetes.io/component"]
+                               for d in render("default") if d["kind"] == "PodDisruptionBudget"}  # fmt: skip
+
+
+def test_a_redis_cluster_is_named_by_its_scheme_and_needs_a_broker_of_its_own(helm, render):
+    env = expanded_env(render("default", "redis.cluster=true", "celery.brokerUrl=redis://queue:6379/1"), "scheduler")
+    assert env["TANSUO_STATE"] == "redis+cluster://redis-master:6379/0"
+    assert expanded_env(render("default", "redis.cluster=true", "celery.brokerUrl=redis://queue:6379/1"),
+                        "celery-worker")["TANSUO_TASKS_BROKER"] == "redis://queue:6379/1"  # fmt: skip
+    proc = helm_template(helm, None, "--set", "redis.cluster=true")
+    assert proc.returncode != 0 and "celery.brokerUrl" in proc.stderr
+    proc = helm_template(helm, None, "--set", "redis.cluster=true", "--set", "celery.enabled=false", "--set", "redis.db=1")
+    assert proc.returncode != 0 and "only database 0" in proc.stderr
+
+
 def test_autoscaled_crawlers_leave_the_replica_count_to_the_autoscaler(render):
     for values in ("full", "hpa"):
         assert "replicas" not in deployments(render(values))["crawler"]["spec"], values
@@ -392,8 +413,9 @@ def test_api_autoscaling_needs_a_target(helm):
         ("crawler.autoscaling.mode=hpa", "crawler.autoscaling.maxReplicas=13"),
         ("crawler.replicaCount=13",),
         ("indexer.replicaCount=13",),
+        ("scheduler.replicaCount=13",),
     ],
-    ids=["keda", "hpa", "fixed", "indexer"],
+    ids=["keda", "hpa", "fixed", "indexer", "scheduler"],
 )
 def test_more_consumers_than_partitions_fail_the_render(helm, sets):
     proc = helm_template(helm, None, "--set", "kafka.topicPartitions=12", *[a for s in sets for a in ("--set", s)])

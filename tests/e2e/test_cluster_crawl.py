@@ -143,6 +143,18 @@ def crawl_until_midway(cluster: Cluster, site, crawlers: int = 2, fetched: int =
 def wait_for_fetched(cluster: Cluster, fetched: int, timeout_s: float = 120) -> None:
     frontier = _frontier(cluster.env)
     deadline = time.monotonic() + timeout_s
-    while frontier.counts(time.time()).fetched < fetched:
+    while fetched_count(frontier) < fetched:
         assert time.monotonic() < deadline, cluster.log("scheduler")[-2000:]
         time.sleep(0.2)
+
+
+def fetched_count(frontier: RedisFrontierState, timeout_s: float = 30) -> int:
+    """Pages fetched so far, asked again while Redis cannot answer: a Redis restarted with
+    its append-only file refuses commands while it loads it (BusyLoadingError)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return frontier.counts(time.time()).fetched
+        except ConnectionError:
+            assert time.monotonic() < deadline, "Redis did not answer again"
+            time.sleep(0.2)

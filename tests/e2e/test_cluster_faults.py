@@ -14,7 +14,15 @@ from tests.servers.redis_server import RedisServer
 from tests.servers.s3_server import S3Server
 
 from .conftest import ServedSite, check_indexed_exactly_once, serve_site
-from .test_cluster_crawl import _frontier, _index, _index_urls, crawl_until_midway, wait_for_fetched, wait_until_crawled
+from .test_cluster_crawl import (
+    _frontier,
+    _index,
+    _index_urls,
+    crawl_until_midway,
+    fetched_count,
+    wait_for_fetched,
+    wait_until_crawled,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -50,7 +58,7 @@ def _crawl_through(cluster: Cluster, site: ServedSite, outages: list[tuple[Calla
     frontier = _frontier(cluster.env)
     for i, (down, up) in enumerate(outages):
         if i:
-            wait_for_fetched(cluster, frontier.counts(time.time()).fetched + 60)
+            wait_for_fetched(cluster, fetched_count(frontier) + 60)
         _outage(down, up)
     wait_until_crawled(cluster, len(_index_urls(embedded_reference)))
     check_indexed_exactly_once(site, _index(cluster.env).urls())

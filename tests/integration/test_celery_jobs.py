@@ -35,6 +35,9 @@ def test_the_broker_defaults_to_the_state_redis_and_says_so_when_missing():
     assert broker_url(Settings(state="redis://cache:6379/2?prefix=x")) == "redis://cache:6379/2"
     with pytest.raises(ValueError, match="TANSUO_TASKS_BROKER"):
         broker_url(Settings())
+    with pytest.raises(ValueError, match="Redis Cluster.*TANSUO_TASKS_BROKER"):
+        broker_url(Settings(state="redis+cluster://r1:6379,r2:6379/0"))
+    assert broker_url(Settings(state="redis+cluster://r1:6379", tasks_broker="redis://queue:6379/0")) == "redis://queue:6379/0"
 
 
 def test_a_worker_runs_a_job_sent_through_the_redis_broker(redis_url: str, tmp_path: Path):

@@ -31,7 +31,7 @@ class FakeState:
     def unlease(self, url: str, now: float, state: str, note: str) -> None:
         pass
 
-    def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> list[Lease]:
+    def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int, shards: object = None) -> list[Lease]:
         return self.leases
 
     def url_info(self, url: str) -> UrlInfo:

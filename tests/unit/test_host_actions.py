@@ -163,22 +163,6 @@ def test_pages_fetched_per_minute_are_kept_for_the_chart(state):
     assert state.fetch_history(clock.now + 120) == []
 
 
-@pytest.mark.integration
-def test_a_redis_frontier_from_before_the_host_url_sets_is_scanned_once(redis_url):  # noqa: ANN001
-    from services.common.adapters.frontier_redis import RedisFrontierState
-
-    state = RedisFrontierState.from_url(redis_url)
-    clock = Clock()
-    f = two_host_frontier(state, clock)
-    crawl_everything(f, clock)
-    client, prefix = state._r, state._p
-    client.delete(*client.keys(f"{prefix}hu:*"))  # as an older version left it
-    assert state.host_urls("example.cn") == [f"{SITE}/", f"{SITE}/a", f"{SITE}/b"]
-    assert client.exists(f"{prefix}hu:complete")
-    assert host_actions.recrawl(state, "other.cn", now=clock.now).urls == 1
-    state.close()
-
-
 def test_a_sqlite_frontier_from_before_pausing_gets_the_column(tmp_path):  # noqa: ANN001
     import sqlite3
 

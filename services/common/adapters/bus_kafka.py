@@ -316,6 +316,10 @@ class _GroupConsumer(ConsumerRebalanceListener):
                 if track is not None and (track.committed is None or done.offset > track.committed):
                     track.committed = done.offset
 
+    def assignment(self) -> frozenset[int]:
+        with self.lock:
+            return frozenset(tp.partition for tp in self.kc.assignment() or ())
+
     def pending(self, partitions: list[int]) -> int:
         tps = [TopicPartition(self.physical, p) for p in partitions]
         timeout_ms = int(self._opts.request_timeout_s * 1000)
@@ -483,6 +487,16 @@ class KafkaBus:
             raise BusUnavailable(
                 f"could not read offsets of {consumer.physical} from {self.where}: {exc!r}"
             ) from exc
+
+    def assignment(self, topic: str, group: str) -> frozenset[int] | None:
+        """The partitions the group coordinator gave this consumer at its last join:
+        empty before its first ``poll`` (no consumer yet, none is started here) and
+        while a rebalance has taken them away."""
+        consumer = self._consumers.get((group, topic))
+        return consumer.assignment() if consumer is not None else frozenset()
+
+    def partition_count(self, topic: str) -> int:
+        return len(self._partitions_of(self._ensure_topic(topic)))
 
     def _consumer(self, group: str, topic: str) -> _GroupConsumer:
         consumer = self._consumers.get((group, topic))

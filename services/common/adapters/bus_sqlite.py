@@ -157,6 +157,13 @@ class SqliteBus:
             ).fetchone()
         return int(n)
 
+    def assignment(self, topic: str, group: str) -> frozenset[int] | None:
+        """None: the one consumer of a group gets every message."""
+        return None
+
+    def partition_count(self, topic: str) -> int:
+        return 1
+
     def compact(self) -> int:
         """Drop messages that every known group of their topic has committed."""
         with self._lock:

@@ -1,9 +1,24 @@
 """Lua scripts of the Redis frontier state; the key layout is described in frontier_redis.py.
 
-Each script runs atomically inside Redis, so two schedulers never interleave inside one
-FrontierState call. ARGV[1] is always the key prefix. Keys are built inside the scripts
-(a URL's or a host's keys cannot be known before reading), which standalone Redis,
-Sentinel and managed single-primary Redis allow, but Redis Cluster does not.
+Each script runs atomically inside Redis on the keys of one shard, all of them passed in
+KEYS, so it runs unchanged on one Redis and on Redis Cluster (where every key of a shard
+carries the shard's hash tag, and so lives in one slot). The calling convention:
+
+- KEYS: the shard's keys in ``SHARD_KEYS`` order, then four keys per host the call is
+  about (its hash, its robots.txt, its URL records, its queue), in the order of
+  ARGV's host names.
+- ARGV[1] is the number of hosts H, ARGV[2..H+1] their names, and the script's own
+  arguments start at ARGV[H+2] (``A`` in the scripts).
+
+Selections (which hosts may be leased, which leases expired) read an index first and
+then call a script with the keys of the hosts found; every script checks again what
+it was told, so a host or URL that changed in between is skipped, never mishandled.
+
+A URL record is one string, its fields joined by \\31 (``RECORD_FIELDS`` order, empty
+trailing fields left out; an empty field is SQL's NULL). A queue member is the URL's
+level (a byte, 0 for sitemaps and 1 for pages, then the depth as 4 bytes), its due_at
+as an 8-byte big-endian double, then the URL: all members score 0, so ZRANGEBYLEX
+walks a host's queue in SQL's ORDER BY kind = 'page', depth, due_at with due_at exact.
 
 Numbers cross the Python/Lua boundary as strings: Python sends ``repr(float)`` and Lua
 writes computed floats with ``%.17g``, so a stored time reads back as the same double
@@ -12,389 +27,447 @@ writes computed floats with ``%.17g``, so a stored time reads back as the same d
 
 from __future__ import annotations
 
-_PRELUDE = r"""
-local P = ARGV[1]
-local HOSTS = P .. 'hosts'                  -- zset: every host, score -queued (hosts() order)
-local READY = P .. 'hosts:ready'            -- zset: leasable hosts, score next_allowed_at
-local ROBOTS = P .. 'hosts:robots'          -- zset: hosts needing robots.txt, score next_allowed_at
-local PARKED = P .. 'hosts:parked'          -- zset: READY/ROBOTS hosts kept out while blocked, score blocked_until
-local BLOCKED = P .. 'hosts:blocked'        -- zset: every host with blocked_until > 0, score blocked_until
-local ROBOTS_TTL = P .. 'hosts:robots_ttl'  -- zset: hosts with robots ready, score robots_fetched_at
-local CLAIMS = P .. 'hosts:robots_claims'   -- zset: hosts with robots fetching, score claimed at
-local BY_ROBOTS = P .. 'hosts:by_robots_state'  -- hash: robots_state -> number of hosts
-local QUEUED = P .. 'urls:queued'           -- zset: every queued URL, score due_at
-local LEASED = P .. 'urls:leased'           -- zset: every leased URL, score leased_at
-local RECRAWL = P .. 'urls:recrawl'         -- zset: every done or failed URL, score due_at
-local BY_STATE = P .. 'urls:by_state'       -- hash: URL state -> number of URLs
-local COUNTERS = P .. 'counters'            -- hash: bump() names and 'fetched'
-local MINUTES = P .. 'fetched:minutes'      -- hash: minute (epoch s // 60) -> pages fetched
-local HOST_URLS_COMPLETE = P .. 'hu:complete'  -- set once every URL is in its host's hu: set
+# The shard's keys, passed first in KEYS by every script (names after the shard tag).
+SHARD_KEYS = (
+    "hosts",  # zset: every host, score -queued (hosts() order)
+    "ready",  # zset: hosts with robots.txt ready and a URL due, score next_allowed_at
+    "robots",  # zset: hosts needing robots.txt, nothing in flight, score next_allowed_at
+    "parked",  # zset: hosts of either index kept out until their score (blocked_until, or the first due_at)
+    "blocked",  # zset: every host with blocked_until > 0, score blocked_until
+    "rttl",  # zset: hosts with robots ready, score robots_fetched_at
+    "claims",  # zset: hosts whose robots.txt is being fetched, score claim time
+    "leased",  # zset: every leased URL, score leased_at
+    "recrawl",  # zset: every done or failed URL, score due_at
+    "dues",  # zset: every due_at some queued URL has, as text and score
+    "duecount",  # hash: due_at text -> queued URLs due then
+    "n",  # hash: URLs per state (q l d f x), hosts fetching robots.txt (rf), pages fetched
+    "minutes",  # hash: minute (epoch s // 60) -> pages fetched
+)
+HOST_KEYS = ("h", "r", "u", "q")  # hash, robots.txt string, URL records, queue
 
-local function hkey(h) return P .. 'h:' .. h end
-local function ukey(u) return P .. 'u:' .. u end
-local function qkey(h, lvl) return P .. 'q:' .. h .. ':' .. lvl end
-local function lkey(h) return P .. 'ql:' .. h end
-local function hukey(h) return P .. 'hu:' .. h end
+# Positions (1-based, as in Lua) of a URL record's fields.
+RECORD_FIELDS = (
+    "state", "depth", "kind", "due_at", "fail_count", "note", "lease_id",
+    "fetched_at", "status", "content_hash", "etag", "last_modified", "interval_s",
+)  # fmt: skip
+STATE_LETTERS = {"queued": "q", "leased": "l", "done": "d", "failed": "f", "excluded": "x"}
+
+_PRELUDE = r"""
+local HOSTS, READY, ROBOTS, PARKED = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local BLOCKED, RTTL, CLAIMS, LEASED = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local RECRAWL, DUES, DUECOUNT, N, MINUTES = KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+local NS = 13  -- shard keys; the hosts' keys follow
+local NH = tonumber(ARGV[1])
+local A = NH + 2  -- where the script's own arguments start
+local SEP = '\31'
+local PAST_LEVEL = string.rep('\255', 9)
+local F_STATE, F_DEPTH, F_KIND, F_DUE, F_FAILS, F_NOTE, F_LEASE = 1, 2, 3, 4, 5, 6, 7
+local F_FETCHED = 8
+local NFIELDS = 13
+
+local function hname(i) return ARGV[1 + i] end
+local function hkey(i) return KEYS[NS + 4 * i - 3] end
+local function rkey(i) return KEYS[NS + 4 * i - 2] end
+local function ukey(i) return KEYS[NS + 4 * i - 1] end
+local function qkey(i) return KEYS[NS + 4 * i] end
 local function fmt(x) return string.format('%.17g', x) end
 
-local function count_state(from, to)
-  if from then redis.call('HINCRBY', BY_STATE, from, -1) end
-  if to then redis.call('HINCRBY', BY_STATE, to, 1) end
+-- The URL of a record's field: http URLs keep what follows the host, https ones
+-- that with a '+' before it, any other URL is kept whole after a '!'.
+local function full(i, rest)
+  local c = string.sub(rest, 1, 1)
+  if c == '+' then return 'https://' .. hname(i) .. string.sub(rest, 2) end
+  if c == '!' then return string.sub(rest, 2) end
+  return 'http://' .. hname(i) .. rest
+end
+
+local function rec_get(i, rest)
+  local s = redis.call('HGET', ukey(i), rest)
+  if not s then return nil end
+  local t, pos = {}, 1
+  while true do
+    local j = string.find(s, SEP, pos, true)
+    if not j then t[#t + 1] = string.sub(s, pos); break end
+    t[#t + 1] = string.sub(s, pos, j - 1)
+    pos = j + 1
+  end
+  for k = #t + 1, NFIELDS do t[k] = '' end
+  return t
+end
+
+local function rec_put(i, rest, t)
+  local n = NFIELDS
+  while n > 1 and t[n] == '' do n = n - 1 end
+  redis.call('HSET', ukey(i), rest, table.concat(t, SEP, 1, n))
+end
+
+local function member(t, rest)
+  local level = (t[F_KIND] == '' and '\1' or '\0') .. struct.pack('>I4', tonumber(t[F_DEPTH]))
+  local due = tonumber(t[F_DUE])
+  if due <= 0 then due = 0 end  -- a negative double would sort last; it is due anyway
+  return level .. struct.pack('>d', due) .. rest
+end
+
+-- Take a URL out of the index of its state, and its state's count.
+local function leave(i, rest, t)
+  local s = t[F_STATE]
+  if s == 'q' then
+    redis.call('ZREM', qkey(i), member(t, rest))
+    if redis.call('HINCRBY', DUECOUNT, t[F_DUE], -1) <= 0 then
+      redis.call('HDEL', DUECOUNT, t[F_DUE])
+      redis.call('ZREM', DUES, t[F_DUE])
+    end
+  elseif s == 'l' then redis.call('ZREM', LEASED, full(i, rest))
+  elseif s == 'd' or s == 'f' then redis.call('ZREM', RECRAWL, full(i, rest)) end
+  redis.call('HINCRBY', N, s, -1)
+end
+
+-- Put a URL (its record already holding the new state) in its state's index.
+-- Queued URLs are also counted by due_at (URLs admitted together share one), so that
+-- counts() finds how many are not due yet without a zset of every queued URL.
+-- `leased_at` is the score of a lease.
+local function enter(i, rest, t, leased_at)
+  local s = t[F_STATE]
+  if s == 'q' then
+    redis.call('ZADD', qkey(i), 0, member(t, rest))
+    if redis.call('HINCRBY', DUECOUNT, t[F_DUE], 1) == 1 then redis.call('ZADD', DUES, t[F_DUE], t[F_DUE]) end
+  elseif s == 'l' then redis.call('ZADD', LEASED, leased_at, full(i, rest))
+  elseif s == 'd' or s == 'f' then redis.call('ZADD', RECRAWL, t[F_DUE], full(i, rest)) end
+  redis.call('HINCRBY', N, s, 1)
 end
 
 -- The host's queued count, and its place in hosts() (queued desc, host asc).
 -- Like SQL's UPDATE, nothing happens for a host that was never ensured.
-local function add_queued(h, n)
-  if redis.call('EXISTS', hkey(h)) == 1 then
-    redis.call('HINCRBY', hkey(h), 'queued', n)
-    redis.call('ZINCRBY', HOSTS, -n, h)
+local function add_queued(i, n)
+  if redis.call('EXISTS', hkey(i)) == 1 then
+    redis.call('HINCRBY', hkey(i), 'queued', n)
+    redis.call('ZINCRBY', HOSTS, -n, hname(i))
   end
 end
 
-local function release_slot(h)
-  local k = hkey(h)
-  local inflight = redis.call('HGET', k, 'inflight')
-  if inflight then
-    redis.call('HSET', k, 'inflight', math.max(tonumber(inflight) - 1, 0))
+local function release_slot(i)
+  local inflight = redis.call('HGET', hkey(i), 'inflight')
+  if inflight then redis.call('HSET', hkey(i), 'inflight', math.max(tonumber(inflight) - 1, 0)) end
+end
+
+-- The earliest due_at of a host's queue: the first member of each level.
+local function earliest(i)
+  local cursor, best = '-', nil
+  while true do
+    local m = redis.call('ZRANGEBYLEX', qkey(i), cursor, '+', 'LIMIT', 0, 1)[1]
+    if not m then return best end
+    local due = struct.unpack('>d', m, 6)
+    if not best or due < best then best = due end
+    cursor = '(' .. string.sub(m, 1, 5) .. PAST_LEVEL
   end
 end
 
--- A host's queue is split in levels, leased in level order: every non-page kind
--- (sitemaps) first, then pages, each by depth; within a level, by due_at. That is
--- SQL's ORDER BY kind = 'page', depth, due_at, with due_at an exact score.
-local function level(kind, d)
-  if kind == 'page' then return d, d end
-  return 's' .. d, fmt(tonumber(d) - 1e15)
-end
-
-local function enqueue(u, h, lvl, lscore, due)
-  redis.call('ZADD', qkey(h, lvl), due, u)
-  redis.call('ZADD', lkey(h), lscore, lvl)
-  redis.call('ZADD', QUEUED, due, u)
-end
-
-local function dequeue(u, h, lvl)
-  local k = qkey(h, lvl)
-  redis.call('ZREM', k, u)
-  if redis.call('EXISTS', k) == 0 then redis.call('ZREM', lkey(h), lvl) end
-  redis.call('ZREM', QUEUED, u)
-end
-
-local function is_finished(state) return state == 'done' or state == 'failed' end
-
--- Move a URL from one state to another (old is nil for a new URL) once its hash
--- holds the new fields: takes it out of the old state's index, puts it in the new
--- one's and keeps the counts by state. Host counters are the caller's business.
-local function move(u, old, new)
-  local f = redis.call('HMGET', ukey(u), 'host', 'depth', 'kind', 'due_at', 'leased_at')
-  local lvl, lscore = level(f[3] or 'page', f[2])
-  if old == 'queued' then dequeue(u, f[1], lvl)
-  elseif old == 'leased' then redis.call('ZREM', LEASED, u)
-  elseif is_finished(old) then redis.call('ZREM', RECRAWL, u) end
-  if new == 'queued' then enqueue(u, f[1], lvl, lscore, f[4])
-  elseif new == 'leased' then redis.call('ZADD', LEASED, f[5], u)
-  elseif is_finished(new) then redis.call('ZADD', RECRAWL, f[4], u) end
-  count_state(old, new)
-end
-
--- Put a host in the one index it belongs to (READY, ROBOTS, PARKED or none).
--- Parking is always safe: every selection first promotes parked hosts whose block has
--- passed, and re-checks blocked_until itself. So `now` (nil when the caller has no
--- clock) only decides whether a blocked host costs a promotion or a skipped scan entry.
-local function place(h, now)
-  local f = redis.call('HMGET', hkey(h), 'queued', 'robots_state', 'next_allowed_at', 'blocked_until', 'paused')
-  local target
-  -- A paused host is in no index, so no selection ever sees it.
-  if f[1] and tonumber(f[1]) > 0 and f[5] ~= '1' then
-    if f[2] == 'ready' then target = READY elseif f[2] == 'unknown' then target = ROBOTS end
+-- Put a host in the one index it belongs to (READY, ROBOTS, PARKED or none), and keep
+-- its 'due' field (the earliest due_at of its queue) for the selections. A host is
+-- parked until its block passes and, for READY, until its first URL is due; every
+-- selection first promotes the parked hosts whose time has come, so parking is always
+-- safe, and `now` (nil: the caller has no clock) only saves a promotion.
+local function place(i, now)
+  local h = hname(i)
+  redis.call('ZREM', READY, h)
+  redis.call('ZREM', ROBOTS, h)
+  redis.call('ZREM', PARKED, h)
+  local f = redis.call('HMGET', hkey(i), 'queued', 'robots_state', 'next_allowed_at', 'blocked_until', 'paused', 'inflight')
+  if not f[1] or tonumber(f[1]) <= 0 then return end
+  local first = earliest(i)
+  if not first then return end
+  redis.call('HSET', hkey(i), 'due', fmt(first))
+  if f[5] == '1' then return end  -- a paused host is in no index: no selection sees it
+  local target, wait = nil, tonumber(f[4])
+  if f[2] == 'ready' then
+    target = READY
+    if first > wait then wait = first end
+  elseif f[2] == 'unknown' and tonumber(f[6]) == 0 then
+    target = ROBOTS
   end
-  if not target then
-    redis.call('ZREM', READY, h)
-    redis.call('ZREM', ROBOTS, h)
-    redis.call('ZREM', PARKED, h)
-    return
-  end
-  local blocked = tonumber(f[4])
-  local parked
-  if now then
-    parked = blocked > now
-  elseif redis.call('ZSCORE', PARKED, h) then
-    parked = true
-  elseif redis.call('ZSCORE', READY, h) or redis.call('ZSCORE', ROBOTS, h) then
-    parked = false
-  else
-    parked = blocked > 0
-  end
-  if parked then
-    redis.call('ZREM', READY, h)
-    redis.call('ZREM', ROBOTS, h)
-    redis.call('ZADD', PARKED, f[4], h)
-  else
-    redis.call('ZREM', PARKED, h)
-    if target == READY then redis.call('ZREM', ROBOTS, h) else redis.call('ZREM', READY, h) end
+  if not target then return end
+  if now and wait <= now then
     redis.call('ZADD', target, f[3], h)
+  else
+    redis.call('ZADD', PARKED, fmt(wait), h)
   end
 end
 
--- Hosts whose block has passed go back to READY or ROBOTS.
-local function promote(now_s, now)
-  local hosts = redis.call('ZRANGEBYSCORE', PARKED, '-inf', now_s)
-  for _, h in ipairs(hosts) do
-    redis.call('ZREM', PARKED, h)
-    place(h, now)
-  end
+-- Whether host h's score in an index is at or before cutoff; if so it leaves the index.
+local function take_expired(index, h, cutoff)
+  local score = redis.call('ZSCORE', index, h)
+  if not score or tonumber(score) > cutoff then return false end
+  redis.call('ZREM', index, h)
+  return true
 end
 
-local function set_robots_state(h, old, new)
-  if old ~= new then
-    if old then redis.call('HINCRBY', BY_ROBOTS, old, -1) end
-    redis.call('HINCRBY', BY_ROBOTS, new, 1)
-  end
+local function set_fetching(from_fetching, to_fetching)
+  if from_fetching and not to_fetching then redis.call('HINCRBY', N, 'rf', -1) end
+  if to_fetching and not from_fetching then redis.call('HINCRBY', N, 'rf', 1) end
 end
-"""
 
-# ARGV: prefix, host, scheme, delay_s
-ENSURE_HOST = _PRELUDE + r"""
-local h = ARGV[2]
-if redis.call('EXISTS', hkey(h)) == 1 then return 0 end
--- The first host of a new frontier: every URL will go through ADD_URLS, so every host's
--- URL set is complete (a frontier from before the sets gets them from a scan instead).
-if redis.call('EXISTS', HOSTS) == 0 then redis.call('SET', HOST_URLS_COMPLETE, 1) end
-redis.call('HSET', hkey(h), 'host', h, 'scheme', ARGV[3], 'delay_s', ARGV[4], 'robots_state', 'unknown',
-  'robots_failures', 0, 'next_allowed_at', 0, 'inflight', 0, 'blocked_until', 0, 'block_reason', '',
-  'fail_streak', 0, 'admitted', 0, 'queued', 0, 'paused', 0)
-redis.call('ZADD', HOSTS, 0, h)
-redis.call('HINCRBY', BY_ROBOTS, 'unknown', 1)
-return 1
-"""
-
-# ARGV: prefix, now, limit. Returns each claimed host's fields as they were before the claim.
-CLAIM_ROBOTS = _PRELUDE + r"""
-local now_s, limit = ARGV[2], tonumber(ARGV[3])
-local now = tonumber(now_s)
-promote(now_s, now)
-local chosen, offset = {}, 0
--- A negative limit means no limit, as in SQL.
-while limit < 0 or #chosen < limit do
-  local batch = redis.call('ZRANGEBYSCORE', ROBOTS, '-inf', now_s, 'LIMIT', offset, 256)
-  if #batch == 0 then break end
-  for _, h in ipairs(batch) do
-    local f = redis.call('HMGET', hkey(h), 'robots_state', 'inflight', 'blocked_until', 'queued')
-    if f[1] == 'unknown' and tonumber(f[2]) == 0 and tonumber(f[3]) <= now and tonumber(f[4]) > 0 then
-      chosen[#chosen + 1] = h
-      if #chosen == limit then break end
+-- update_host: ARGV[from..] are field, value pairs (robots_txt goes to its own key);
+-- `release` ends one fetch in flight and restarts the clock from now.
+local function update_host(i, now, release, from)
+  local k, h = hkey(i), hname(i)
+  if redis.call('EXISTS', k) == 0 then return 0 end
+  local old_state = redis.call('HGET', k, 'robots_state')
+  local sets = {}
+  for j = from, #ARGV, 2 do
+    if ARGV[j] == 'robots_txt' then
+      redis.call('SET', rkey(i), ARGV[j + 1])
+    else
+      sets[#sets + 1] = ARGV[j]
+      sets[#sets + 1] = ARGV[j + 1]
     end
   end
-  offset = offset + #batch
-end
-local out = {}
-for _, h in ipairs(chosen) do
-  local k = hkey(h)
-  out[#out + 1] = redis.call('HGETALL', k)
-  local delay = tonumber(redis.call('HGET', k, 'delay_s'))
-  redis.call('HSET', k, 'robots_state', 'fetching', 'next_allowed_at', fmt(now + delay))
-  redis.call('HINCRBY', k, 'inflight', 1)
-  set_robots_state(h, 'unknown', 'fetching')
-  redis.call('ZREM', ROBOTS_TTL, h)
-  redis.call('ZADD', CLAIMS, now_s, h)
-  place(h, now)
-end
-return out
-"""
-
-# ARGV: prefix, cutoff (claims made at or before it expire), now
-EXPIRE_ROBOTS_CLAIMS = _PRELUDE + r"""
-local hosts = redis.call('ZRANGEBYSCORE', CLAIMS, '-inf', ARGV[2])
-local out = {}
-for _, h in ipairs(hosts) do
-  redis.call('ZREM', CLAIMS, h)
-  if redis.call('HGET', hkey(h), 'robots_state') == 'fetching' then
-    redis.call('HSET', hkey(h), 'robots_state', 'unknown')
-    release_slot(h)
-    set_robots_state(h, 'fetching', 'unknown')
-    place(h, tonumber(ARGV[3]))
-    out[#out + 1] = h
+  if #sets > 0 then redis.call('HSET', k, unpack(sets)) end
+  if release then
+    -- The gap is measured from the end of the last response, not from its lease.
+    local f = redis.call('HMGET', k, 'inflight', 'next_allowed_at', 'delay_s')
+    redis.call('HSET', k, 'inflight', math.max(tonumber(f[1]) - 1, 0),
+      'next_allowed_at', fmt(math.max(tonumber(f[2]), now + tonumber(f[3]))))
   end
+  local f = redis.call('HMGET', k, 'robots_state', 'robots_fetched_at', 'blocked_until')
+  set_fetching(old_state == 'fetching', f[1] == 'fetching')
+  if f[1] ~= 'fetching' then redis.call('ZREM', CLAIMS, h) end
+  if f[1] == 'ready' and f[2] then redis.call('ZADD', RTTL, f[2], h) else redis.call('ZREM', RTTL, h) end
+  if tonumber(f[3]) > 0 then redis.call('ZADD', BLOCKED, f[3], h) else redis.call('ZREM', BLOCKED, h) end
+  place(i, now)
+  return 1
 end
-return out
 """
 
-# ARGV: prefix, cutoff (robots fetched at or before it expire)
-EXPIRE_ROBOTS = _PRELUDE + r"""
-local hosts = redis.call('ZRANGEBYSCORE', ROBOTS_TTL, '-inf', ARGV[2])
-for _, h in ipairs(hosts) do
-  redis.call('HSET', hkey(h), 'robots_state', 'unknown')
-  set_robots_state(h, 'ready', 'unknown')
-  redis.call('ZREM', ROBOTS_TTL, h)
-  place(h, tonumber(ARGV[2]))
-end
-return hosts
-"""
-
-# ARGV: prefix, host, now, release (1/0), then field, value pairs to set
-UPDATE_HOST = _PRELUDE + r"""
-local h, now = ARGV[2], tonumber(ARGV[3])
-local k = hkey(h)
-if redis.call('EXISTS', k) == 0 then return 0 end
-local old_state = redis.call('HGET', k, 'robots_state')
-if #ARGV > 4 then
-  local sets = {}
-  for i = 5, #ARGV do sets[#sets + 1] = ARGV[i] end
-  redis.call('HSET', k, unpack(sets))
-end
-if ARGV[4] == '1' then
-  -- The gap is measured from the end of the last response, not from its lease.
-  local f = redis.call('HMGET', k, 'inflight', 'next_allowed_at', 'delay_s')
-  redis.call('HSET', k, 'inflight', math.max(tonumber(f[1]) - 1, 0),
-    'next_allowed_at', fmt(math.max(tonumber(f[2]), now + tonumber(f[3]))))
-end
-local f = redis.call('HMGET', k, 'robots_state', 'robots_fetched_at', 'blocked_until')
-set_robots_state(h, old_state, f[1])
-if f[1] ~= 'fetching' then redis.call('ZREM', CLAIMS, h) end
-if f[1] == 'ready' and f[2] then
-  redis.call('ZADD', ROBOTS_TTL, f[2], h)
-else
-  redis.call('ZREM', ROBOTS_TTL, h)
-end
-if tonumber(f[3]) > 0 then redis.call('ZADD', BLOCKED, f[3], h) else redis.call('ZREM', BLOCKED, h) end
-place(h, now)
+# ARGV[A..]: scheme, delay_s. One host.
+ENSURE_HOST = _PRELUDE + r"""
+if redis.call('EXISTS', hkey(1)) == 1 then return 0 end
+redis.call('HSET', hkey(1), 'host', hname(1), 'scheme', ARGV[A], 'delay_s', ARGV[A + 1], 'robots_state', 'unknown',
+  'robots_failures', 0, 'next_allowed_at', 0, 'inflight', 0, 'blocked_until', 0, 'block_reason', '',
+  'fail_streak', 0, 'admitted', 0, 'queued', 0, 'paused', 0)
+redis.call('ZADD', HOSTS, 0, hname(1))
 return 1
 """
 
-# ARGV: prefix, now, host_budget, then url, host, depth, kind, state, note per URL.
+# Read only. Each host's hash (as field, value pairs) and robots.txt (false if none).
+GET_HOSTS = _PRELUDE + r"""
+local out = {}
+for i = 1, NH do
+  out[#out + 1] = redis.call('HGETALL', hkey(i))
+  out[#out + 1] = redis.call('GET', rkey(i))
+end
+return out
+"""
+
+# Read only. ARGV[A..]: now, cap. Per host: its FIELDS (below) and how many of its
+# queued URLs are due by now, counted up to cap: what a selection needs to pick hosts
+# exactly as the SQL query does.
+PICK_INFO = _PRELUDE + r"""
+local now, cap = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
+local due_bound = struct.pack('>d', now > 0 and now or 0) .. '\255'
+local out = {}
+for i = 1, NH do
+  local f = redis.call('HMGET', hkey(i), 'robots_state', 'inflight', 'blocked_until', 'queued', 'delay_s', 'paused',
+    'next_allowed_at')
+  local due, cursor = 0, '-'
+  while due < cap do
+    local first = redis.call('ZRANGEBYLEX', qkey(i), cursor, '+', 'LIMIT', 0, 1)[1]
+    if not first then break end
+    local level = string.sub(first, 1, 5)
+    due = due + #redis.call('ZRANGEBYLEX', qkey(i), '[' .. level, '[' .. level .. due_bound, 'LIMIT', 0, cap - due)
+    cursor = '(' .. level .. PAST_LEVEL
+  end
+  f[#f + 1] = due
+  out[#out + 1] = f
+end
+return out
+"""
+PICK_FIELDS = ("robots_state", "inflight", "blocked_until", "queued", "delay_s", "paused", "next_allowed_at", "due")
+
+# ARGV[A..]: now. Hosts whose parked time has come go back to their index.
+PROMOTE = _PRELUDE + r"""
+local now = tonumber(ARGV[A])
+for i = 1, NH do
+  local score = redis.call('ZSCORE', PARKED, hname(i))
+  if score and tonumber(score) <= now then place(i, now) end
+end
+return 0
+"""
+
+# ARGV[A..]: now. Claims each host's robots.txt if it still may be fetched now; returns,
+# per claimed host, its index, its hash as it was and its robots.txt.
+CLAIM_ROBOTS = _PRELUDE + r"""
+local now_s = ARGV[A]
+local now = tonumber(now_s)
+local out = {}
+for i = 1, NH do
+  local k = hkey(i)
+  local f = redis.call('HMGET', k, 'robots_state', 'inflight', 'blocked_until', 'queued', 'paused', 'next_allowed_at', 'delay_s')
+  if f[1] == 'unknown' and tonumber(f[2]) == 0 and tonumber(f[3]) <= now and tonumber(f[4]) > 0
+      and f[5] ~= '1' and tonumber(f[6]) <= now then
+    out[#out + 1] = {i, redis.call('HGETALL', k), redis.call('GET', rkey(i))}
+    redis.call('HSET', k, 'robots_state', 'fetching', 'next_allowed_at', fmt(now + tonumber(f[7])))
+    redis.call('HINCRBY', k, 'inflight', 1)
+    set_fetching(false, true)
+    redis.call('ZREM', RTTL, hname(i))
+    redis.call('ZADD', CLAIMS, now_s, hname(i))
+    place(i, now)
+  end
+end
+return out
+"""
+
+# ARGV[A..]: cutoff (claims made at or before it expire), now. Returns the hosts released.
+EXPIRE_ROBOTS_CLAIMS = _PRELUDE + r"""
+local cutoff, now = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
+local out = {}
+for i = 1, NH do
+  if take_expired(CLAIMS, hname(i), cutoff) and redis.call('HGET', hkey(i), 'robots_state') == 'fetching' then
+    redis.call('HSET', hkey(i), 'robots_state', 'unknown')
+    release_slot(i)
+    set_fetching(true, false)
+    place(i, now)
+    out[#out + 1] = hname(i)
+  end
+end
+return out
+"""
+
+# ARGV[A..]: cutoff (robots.txt fetched at or before it expires). Returns the hosts sent back.
+EXPIRE_ROBOTS = _PRELUDE + r"""
+local cutoff = tonumber(ARGV[A])
+local out = {}
+for i = 1, NH do
+  if take_expired(RTTL, hname(i), cutoff) and redis.call('HGET', hkey(i), 'robots_state') == 'ready' then
+    redis.call('HSET', hkey(i), 'robots_state', 'unknown')
+    place(i, nil)
+    out[#out + 1] = hname(i)
+  end
+end
+return out
+"""
+
+# ARGV[A..]: now, release (1/0), then field, value pairs to set (robots_txt among them
+# goes to its own key). One host.
+UPDATE_HOST = _PRELUDE + r"""
+return update_host(1, tonumber(ARGV[A]), ARGV[A + 1] == '1', A + 2)
+"""
+
+# ARGV[A..]: now, host_budget, then per URL: host index, rest, depth, kind, state, note.
 # Returns the 1-based positions of the URLs queued.
 ADD_URLS = _PRELUDE + r"""
-local now_s, budget = ARGV[2], tonumber(ARGV[3])
+local now_s, budget = ARGV[A], tonumber(ARGV[A + 1])
+local now = tonumber(now_s)
 local added, touched, n = {}, {}, 0
-for i = 4, #ARGV, 6 do
+for j = A + 2, #ARGV, 6 do
   n = n + 1
-  local u, h, d, kind, state, note = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
-  if state == 'queued' then
-    local admitted = redis.call('HGET', hkey(h), 'admitted')
-    if admitted and tonumber(admitted) >= budget then state, note = 'excluded', 'host_budget' end
+  local i, rest, depth, kind, state, note = tonumber(ARGV[j]), ARGV[j + 1], ARGV[j + 2], ARGV[j + 3], ARGV[j + 4], ARGV[j + 5]
+  if state == 'q' then
+    local admitted = redis.call('HGET', hkey(i), 'admitted')
+    if admitted and tonumber(admitted) >= budget then state, note = 'x', 'host_budget' end
   end
-  local uk = ukey(u)
-  if redis.call('EXISTS', uk) == 0 then
-    redis.call('HSET', uk, 'host', h, 'depth', d, 'kind', kind, 'state', state, 'due_at', now_s,
-      'discovered_at', now_s, 'note', note, 'fail_count', 0)
-    move(u, nil, state)
-    if state ~= 'excluded' then redis.call('SADD', hukey(h), u) end
-    if state == 'queued' then
-      if redis.call('EXISTS', hkey(h)) == 1 then redis.call('HINCRBY', hkey(h), 'admitted', 1) end
-      add_queued(h, 1)
-      touched[h] = true
+  if redis.call('HEXISTS', ukey(i), rest) == 0 then
+    local t = {state, depth, kind == 'page' and '' or kind, now_s, '', note, '', '', '', '', '', '', ''}
+    rec_put(i, rest, t)
+    enter(i, rest, t)
+    if state == 'q' then
+      if redis.call('EXISTS', hkey(i)) == 1 then redis.call('HINCRBY', hkey(i), 'admitted', 1) end
+      add_queued(i, 1)
+      touched[i] = true
       added[#added + 1] = n
     end
   end
 end
-for h in pairs(touched) do place(h, tonumber(now_s)) end
+for i in pairs(touched) do place(i, now) end
 return added
 """
 
-# ARGV: prefix, url, now, states it may come back from (space-separated).
-# Back to the queue, due now, failures forgotten (requeue_seed and requeue).
+# ARGV[A..]: rest, now, states it may come back from (letters), clear the note (1/0).
+# Back to the queue, due now, failures forgotten (requeue_seed and requeue). One host.
 REQUEUE = _PRELUDE + r"""
-local u, now_s = ARGV[2], ARGV[3]
-local uk = ukey(u)
-local f = redis.call('HMGET', uk, 'host', 'state')
-if not f[2] or not string.find(' ' .. ARGV[4] .. ' ', ' ' .. f[2] .. ' ', 1, true) then return 0 end
-local sets = {'state', 'queued', 'due_at', now_s, 'fail_count', 0}
+local rest, now_s = ARGV[A], ARGV[A + 1]
+local t = rec_get(1, rest)
+if not t or not string.find(ARGV[A + 2], t[F_STATE], 1, true) then return 0 end
+leave(1, rest, t)
+t[F_STATE], t[F_DUE], t[F_FAILS] = 'q', now_s, ''
 -- requeue_seed starts the seed afresh; requeue keeps the note of the last fetch, as SQL does.
-if ARGV[5] == '1' then sets[#sets + 1] = 'note'; sets[#sets + 1] = '' end
-redis.call('HSET', uk, unpack(sets))
-move(u, f[2], 'queued')
-add_queued(f[1], 1)
-place(f[1], tonumber(now_s))
+if ARGV[A + 3] == '1' then t[F_NOTE] = '' end
+rec_put(1, rest, t)
+enter(1, rest, t)
+add_queued(1, 1)
+place(1, tonumber(now_s))
 return 1
 """
 
-# ARGV: prefix, now, limit, parallelism, max_in_flight, lease id base.
+# ARGV[A..]: now, parallelism, lease id base, then the slots to fill per host, in host
+# order. Each host is checked again (robots ready, not paused or blocked, its clock and
+# its free slots); its due URLs are taken level by level, each in due_at order.
 # Returns {url, host, lease_id, depth, etag, last_modified, kind} per lease.
-LEASE_DUE = _PRELUDE + r"""
-local now_s = ARGV[2]
-local now, limit, par, max_in_flight = tonumber(now_s), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local in_flight = tonumber(redis.call('HGET', BY_STATE, 'leased') or '0')
-local room = math.min(limit, max_in_flight - in_flight)
-if room <= 0 then return {} end
-promote(now_s, now)
--- The first `room` hosts by next_allowed_at that may take a fetch now, as the SQL
--- query picks them. Only hosts at full parallelism are skipped, and those are bounded
--- by the leases in flight, so this never walks every host.
--- A host whose queued URLs are all waiting (retry backoff) must not take a place
--- in `room`, or hosts with due URLs behind it would wait for nothing.
-local function has_due(h)
-  for _, lvl in ipairs(redis.call('ZRANGE', lkey(h), 0, -1)) do
-    if #redis.call('ZRANGEBYSCORE', qkey(h, lvl), '-inf', now_s, 'LIMIT', 0, 1) > 0 then return true end
-  end
-  return false
-end
-local chosen, inflights, pars, offset = {}, {}, {}, 0
-while #chosen < room do
-  local batch = redis.call('ZRANGEBYSCORE', READY, '-inf', now_s, 'LIMIT', offset, 256)
-  if #batch == 0 then break end
-  for _, h in ipairs(batch) do
-    local f = redis.call('HMGET', hkey(h), 'robots_state', 'inflight', 'blocked_until', 'queued', 'delay_s')
-    -- A host with a delay (its Crawl-delay, say) takes one fetch at a time.
-    local host_par = par
-    if tonumber(f[5]) > 0 then host_par = 1 end
-    if f[1] == 'ready' and tonumber(f[2]) < host_par and tonumber(f[3]) <= now and tonumber(f[4]) > 0 and has_due(h) then
-      chosen[#chosen + 1] = h
-      inflights[#chosen] = tonumber(f[2])
-      pars[#chosen] = host_par
-      if #chosen >= room then break end
-    end
-  end
-  offset = offset + #batch
-end
+LEASE = _PRELUDE + r"""
+local now_s = ARGV[A]
+local now, par = tonumber(now_s), tonumber(ARGV[A + 1])
+local due_bound = struct.pack('>d', now > 0 and now or 0) .. '\255'
 local out, n = {}, 0
-for i, h in ipairs(chosen) do
-  local slots = math.min(pars[i] - inflights[i], room - n)
-  if slots <= 0 then break end
-  local got = 0
-  for _, lvl in ipairs(redis.call('ZRANGE', lkey(h), 0, -1)) do
-    if got >= slots then break end
-    for _, u in ipairs(redis.call('ZRANGEBYSCORE', qkey(h, lvl), '-inf', now_s, 'LIMIT', 0, slots - got)) do
+for i = 1, NH do
+  local k = hkey(i)
+  local f = redis.call('HMGET', k, 'robots_state', 'inflight', 'blocked_until', 'queued', 'delay_s', 'paused', 'next_allowed_at')
+  local host_par = par
+  if f[5] and tonumber(f[5]) > 0 then host_par = 1 end
+  local slots = tonumber(ARGV[A + 2 + i])
+  if f[1] == 'ready' and f[6] ~= '1' and tonumber(f[3]) <= now and tonumber(f[4]) > 0 and tonumber(f[7]) <= now then
+    slots = math.min(slots, host_par - tonumber(f[2]))
+  else
+    slots = 0
+  end
+  local got, cursor = 0, '-'
+  while got < slots do
+    local first = redis.call('ZRANGEBYLEX', qkey(i), cursor, '+', 'LIMIT', 0, 1)[1]
+    if not first then break end
+    local level = string.sub(first, 1, 5)
+    local due = redis.call('ZRANGEBYLEX', qkey(i), '[' .. level, '[' .. level .. due_bound, 'LIMIT', 0, slots - got)
+    for _, m in ipairs(due) do
+      local rest = string.sub(m, 14)
+      local t = rec_get(i, rest)
       n, got = n + 1, got + 1
-      local id = ARGV[6] .. '-' .. n
-      local uk = ukey(u)
-      redis.call('HSET', uk, 'state', 'leased', 'lease_id', id, 'leased_at', now_s)
-      move(u, 'queued', 'leased')
-      local f = redis.call('HMGET', uk, 'depth', 'etag', 'last_modified', 'kind')
-      out[#out + 1] = {u, h, id, f[1], f[2] or '', f[3] or '', f[4] or 'page'}
+      local id = ARGV[A + 2] .. '-' .. n
+      leave(i, rest, t)
+      t[F_STATE], t[F_LEASE] = 'l', id
+      rec_put(i, rest, t)
+      enter(i, rest, t, now_s)
+      out[#out + 1] = {full(i, rest), hname(i), id, t[F_DEPTH], t[11], t[12], t[F_KIND] == '' and 'page' or t[F_KIND]}
     end
+    cursor = '(' .. level .. PAST_LEVEL
   end
   if got > 0 then
-    local k = hkey(h)
     redis.call('HINCRBY', k, 'inflight', got)
-    add_queued(h, -got)
-    redis.call('HSET', k, 'next_allowed_at', fmt(now + tonumber(redis.call('HGET', k, 'delay_s'))))
-    place(h, now)
+    add_queued(i, -got)
+    redis.call('HSET', k, 'next_allowed_at', fmt(now + tonumber(f[5])))
+    place(i, now)
   end
 end
 return out
 """
 
-# ARGV: prefix, url, lease_id, then field, value pairs of the outcome (state among them)
+# ARGV[A..]: rest, lease_id, now ('': no host update), how many record pairs follow,
+# then position, value pairs of the outcome's record fields (the state among them),
+# then field, value pairs of the host update. One host. Returns 0 for a stale or
+# repeated outcome, and then changes nothing.
 FINISH = _PRELUDE + r"""
-local u = ARGV[2]
-local uk = ukey(u)
-local f = redis.call('HMGET', uk, 'host', 'state', 'lease_id', 'kind')
-if f[2] ~= 'leased' or f[3] ~= ARGV[3] then return 0 end
-local sets, state = {}, nil
-for i = 4, #ARGV, 2 do
-  sets[#sets + 1] = ARGV[i]
-  sets[#sets + 1] = ARGV[i + 1]
-  if ARGV[i] == 'state' then state = ARGV[i + 1] end
-end
-redis.call('HDEL', uk, 'lease_id')
-redis.call('HSET', uk, unpack(sets))
-move(u, 'leased', state)
-if state == 'queued' then
-  add_queued(f[1], 1)
-  place(f[1], nil)
-elseif state == 'done' and f[4] == 'page' then
-  redis.call('HINCRBY', COUNTERS, 'fetched', 1)
-  local fetched_at = tonumber(redis.call('HGET', uk, 'fetched_at') or '')
+local rest = ARGV[A]
+local t = rec_get(1, rest)
+if not t or t[F_STATE] ~= 'l' or t[F_LEASE] ~= ARGV[A + 1] then return 0 end
+local host_from = A + 4 + 2 * tonumber(ARGV[A + 3])
+leave(1, rest, t)
+for j = A + 4, host_from - 1, 2 do t[tonumber(ARGV[j])] = ARGV[j + 1] end
+t[F_LEASE] = ''
+rec_put(1, rest, t)
+enter(1, rest, t)
+if ARGV[A + 2] ~= '' then update_host(1, tonumber(ARGV[A + 2]), true, host_from) end
+if t[F_STATE] == 'q' then
+  add_queued(1, 1)
+  place(1, nil)
+elseif t[F_STATE] == 'd' and t[F_KIND] == '' then
+  redis.call('HINCRBY', N, 'fetched', 1)
+  local fetched_at = tonumber(t[F_FETCHED])
   if fetched_at then
     local minute = math.floor(fetched_at / 60)
     redis.call('HINCRBY', MINUTES, string.format('%d', minute), 1)
@@ -406,143 +479,142 @@ end
 return 1
 """
 
-# ARGV: prefix, url, now, state, note
+# ARGV[A..]: rest, now, state letter, note. One host.
 UNLEASE = _PRELUDE + r"""
-local u, state = ARGV[2], ARGV[4]
-local uk = ukey(u)
-local f = redis.call('HMGET', uk, 'host', 'state')
-if f[2] ~= 'leased' then return 0 end
-redis.call('HSET', uk, 'state', state, 'note', ARGV[5])
-redis.call('HDEL', uk, 'lease_id')
-move(u, 'leased', state)
-release_slot(f[1])
-if state == 'queued' then add_queued(f[1], 1) end
-place(f[1], tonumber(ARGV[3]))
+local rest, now = ARGV[A], tonumber(ARGV[A + 1])
+local t = rec_get(1, rest)
+if not t or t[F_STATE] ~= 'l' then return 0 end
+leave(1, rest, t)
+t[F_STATE], t[F_NOTE], t[F_LEASE] = ARGV[A + 2], ARGV[A + 3], ''
+rec_put(1, rest, t)
+enter(1, rest, t)
+release_slot(1)
+if t[F_STATE] == 'q' then add_queued(1, 1) end
+place(1, now)
 return 1
 """
 
-# ARGV: prefix, cutoff (leased at or before it expire), now
+# ARGV[A..]: cutoff (leased at or before it expire), now, then host index, rest per URL.
 EXPIRE_LEASES = _PRELUDE + r"""
+local cutoff, now = tonumber(ARGV[A]), tonumber(ARGV[A + 1])
 local touched, n = {}, 0
-for _, u in ipairs(redis.call('ZRANGEBYSCORE', LEASED, '-inf', ARGV[2])) do
-  local uk = ukey(u)
-  local f = redis.call('HMGET', uk, 'host', 'state')
-  if f[2] == 'leased' then
-    redis.call('HSET', uk, 'state', 'queued')
-    redis.call('HDEL', uk, 'lease_id')
-    move(u, 'leased', 'queued')
-    release_slot(f[1])
-    add_queued(f[1], 1)
-    touched[f[1]] = true
-    n = n + 1
-  else
-    redis.call('ZREM', LEASED, u)
+for j = A + 2, #ARGV, 2 do
+  local i, rest = tonumber(ARGV[j]), ARGV[j + 1]
+  local score = redis.call('ZSCORE', LEASED, full(i, rest))
+  if score and tonumber(score) <= cutoff then
+    local t = rec_get(i, rest)
+    if t and t[F_STATE] == 'l' then
+      leave(i, rest, t)
+      t[F_STATE], t[F_LEASE] = 'q', ''
+      rec_put(i, rest, t)
+      enter(i, rest, t)
+      release_slot(i)
+      add_queued(i, 1)
+      touched[i] = true
+      n = n + 1
+    else
+      redis.call('ZREM', LEASED, full(i, rest))
+    end
   end
 end
-for h in pairs(touched) do place(h, tonumber(ARGV[3])) end
+for i in pairs(touched) do place(i, now) end
 return n
 """
 
-# ARGV: prefix, host
-QUEUED_URLS = _PRELUDE + r"""
-local out = {}
-for _, lvl in ipairs(redis.call('ZRANGE', lkey(ARGV[2]), 0, -1)) do
-  for _, u in ipairs(redis.call('ZRANGE', qkey(ARGV[2], lvl), 0, -1)) do out[#out + 1] = u end
-end
-return out
-"""
-
-# ARGV: prefix, state, note, then the URLs
+# ARGV[A..]: state letter, note, due_at ('' keeps it), then host index, rest per URL.
 DROP_QUEUED = _PRELUDE + r"""
-local state, note, due = ARGV[2], ARGV[3], ARGV[4]
+local state, note, due = ARGV[A], ARGV[A + 1], ARGV[A + 2]
 local touched, n = {}, 0
-for i = 5, #ARGV do
-  local u = ARGV[i]
-  local uk = ukey(u)
-  local f = redis.call('HMGET', uk, 'host', 'state')
-  if f[2] == 'queued' then
-    redis.call('HSET', uk, 'state', state, 'note', note)
-    if due ~= '' then redis.call('HSET', uk, 'due_at', due) end
-    move(u, 'queued', state)
-    add_queued(f[1], -1)
-    touched[f[1]] = true
+for j = A + 3, #ARGV, 2 do
+  local i, rest = tonumber(ARGV[j]), ARGV[j + 1]
+  local t = rec_get(i, rest)
+  if t and t[F_STATE] == 'q' then
+    leave(i, rest, t)
+    t[F_STATE], t[F_NOTE] = state, note
+    if due ~= '' then t[F_DUE] = due end
+    rec_put(i, rest, t)
+    enter(i, rest, t)
+    add_queued(i, -1)
+    touched[i] = true
     n = n + 1
   end
 end
-for h in pairs(touched) do place(h, nil) end
+for i in pairs(touched) do place(i, nil) end
 return n
 """
 
-# ARGV: prefix, now, limit (negative: no limit). Soonest due first.
+# ARGV[A..]: now, then host index, rest per URL (done or failed ones due by now).
 SWEEP_RECRAWL = _PRELUDE + r"""
-local now_s, limit = ARGV[2], tonumber(ARGV[3])
-local range = {'ZRANGEBYSCORE', RECRAWL, '-inf', now_s}
-if limit >= 0 then
-  range[#range + 1] = 'LIMIT'; range[#range + 1] = 0; range[#range + 1] = limit
-end
+local now = tonumber(ARGV[A])
 local touched, n = {}, 0
-for _, u in ipairs(redis.call(unpack(range))) do
-  local uk = ukey(u)
-  local f = redis.call('HMGET', uk, 'host', 'state')
-  redis.call('HSET', uk, 'state', 'queued', 'fail_count', 0)
-  move(u, f[2], 'queued')
-  add_queued(f[1], 1)
-  touched[f[1]] = true
-  n = n + 1
+for j = A + 1, #ARGV, 2 do
+  local i, rest = tonumber(ARGV[j]), ARGV[j + 1]
+  local score = redis.call('ZSCORE', RECRAWL, full(i, rest))
+  local t = score and tonumber(score) <= now and rec_get(i, rest)
+  if t and (t[F_STATE] == 'd' or t[F_STATE] == 'f') then
+    leave(i, rest, t)
+    t[F_STATE], t[F_FAILS] = 'q', ''
+    rec_put(i, rest, t)
+    enter(i, rest, t)
+    add_queued(i, 1)
+    touched[i] = true
+    n = n + 1
+  end
 end
-for h in pairs(touched) do place(h, tonumber(now_s)) end
+for i in pairs(touched) do place(i, now) end
 return n
 """
 
-# ARGV: prefix, limit (negative: no limit). {url, state, due_at}, soonest first.
+# Read only. ARGV[A..]: limit per host (negative: all). Per host, its queued URLs with
+# the soonest due_at, as {url, due_at} pairs.
 UPCOMING = _PRELUDE + r"""
-local limit = tonumber(ARGV[2])
-local stop = limit > 0 and limit - 1 or -1
-local a = redis.call('ZRANGE', QUEUED, 0, stop, 'WITHSCORES')
-local b = redis.call('ZRANGE', RECRAWL, 0, stop, 'WITHSCORES')
-local out, i, j = {}, 1, 1
-while (limit < 0 or #out < limit) and (i <= #a or j <= #b) do
-  local u
-  if j > #b or (i <= #a and tonumber(a[i + 1]) <= tonumber(b[j + 1])) then
-    u, i = a[i], i + 2
-  else
-    u, j = b[j], j + 2
+local limit = tonumber(ARGV[A])
+local out = {}
+for i = 1, NH do
+  local cursor = '-'
+  while true do
+    local first = redis.call('ZRANGEBYLEX', qkey(i), cursor, '+', 'LIMIT', 0, 1)[1]
+    if not first then break end
+    local level = string.sub(first, 1, 5)
+    local take = limit >= 0 and limit or -1
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', qkey(i), '[' .. level, '[' .. level .. PAST_LEVEL, 'LIMIT', 0, take)) do
+      out[#out + 1] = full(i, string.sub(m, 14))
+      out[#out + 1] = fmt(struct.unpack('>d', m, 6))
+    end
+    cursor = '(' .. level .. PAST_LEVEL
   end
-  local f = redis.call('HMGET', ukey(u), 'state', 'due_at')
-  out[#out + 1] = {u, f[1], f[2]}
 end
 return out
 """
 
-# ARGV: prefix, host, paused (1/0), now. Returns 0 for an unknown host.
+# ARGV[A..]: paused (1/0), now. One host; 0 for an unknown host.
 SET_PAUSED = _PRELUDE + r"""
-local h = ARGV[2]
-if redis.call('EXISTS', hkey(h)) == 0 then return 0 end
-redis.call('HSET', hkey(h), 'paused', ARGV[3])
-place(h, tonumber(ARGV[4]))
+if redis.call('EXISTS', hkey(1)) == 0 then return 0 end
+redis.call('HSET', hkey(1), 'paused', ARGV[A])
+place(1, tonumber(ARGV[A + 1]))
 return 1
 """
 
-# ARGV: prefix, host, now, then URLs of that host. Queued, done and failed ones become
-# queued and due now, failures forgotten; returns how many.
+# ARGV[A..]: now, then rests of the host's URLs. Queued, done and failed ones become
+# queued and due now (or as they were, if earlier), failures forgotten; returns how many.
 RECRAWL_URLS = _PRELUDE + r"""
-local h, now_s = ARGV[2], ARGV[3]
+local now_s = ARGV[A]
 local now = tonumber(now_s)
 local n = 0
-for i = 4, #ARGV do
-  local u = ARGV[i]
-  local uk = ukey(u)
-  local f = redis.call('HMGET', uk, 'host', 'state', 'due_at')
-  if f[1] == h and (f[2] == 'queued' or is_finished(f[2])) then
-    -- Due now, or as it was if that is earlier (SQL's MIN(due_at, now)).
-    if tonumber(f[3]) > now then redis.call('HSET', uk, 'due_at', now_s) end
-    redis.call('HSET', uk, 'state', 'queued', 'fail_count', 0)
-    -- queued -> queued re-files the URL under its new due_at; the counts stay even.
-    move(u, f[2], 'queued')
-    if f[2] ~= 'queued' then add_queued(h, 1) end
+for j = A + 1, #ARGV do
+  local rest = ARGV[j]
+  local t = rec_get(1, rest)
+  if t and (t[F_STATE] == 'q' or t[F_STATE] == 'd' or t[F_STATE] == 'f') then
+    local was = t[F_STATE]
+    leave(1, rest, t)
+    if tonumber(t[F_DUE]) > now then t[F_DUE] = now_s end  -- SQL's MIN(due_at, now)
+    t[F_STATE], t[F_FAILS] = 'q', ''
+    rec_put(1, rest, t)
+    enter(1, rest, t)
+    if was ~= 'q' then add_queued(1, 1) end
     n = n + 1
   end
 end
-place(h, now)
+place(1, now)
 return n
 """

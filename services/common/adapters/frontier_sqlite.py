@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -94,6 +94,11 @@ _HOST_COLUMNS = (
 _HISTORY_MINUTES = 24 * 60
 
 
+def _mine(shards: Collection[int] | None) -> bool:
+    """Whether a selection over ``shards`` includes this frontier's one shard."""
+    return shards is None or 0 in shards
+
+
 def _host(row: tuple) -> HostInfo:
     return HostInfo(*row[:-1], paused=bool(row[-1]))
 
@@ -137,6 +142,10 @@ class SqliteFrontierState:
                 raise
             self._db.execute("COMMIT")
 
+    def shards(self) -> int:
+        """One: this file is one shard, and ``shards`` arguments either name it (0) or not."""
+        return 1
+
     # --- hosts -------------------------------------------------------------------------
 
     def ensure_host(self, host: str, scheme: str, delay_s: float) -> None:
@@ -157,9 +166,11 @@ class SqliteFrontierState:
             ).fetchall()
         return [_host(r) for r in rows]
 
-    def claim_robots(self, now: float, limit: int) -> list[HostInfo]:
+    def claim_robots(self, now: float, limit: int, shards: Collection[int] | None = None) -> list[HostInfo]:
         """Hosts whose robots.txt is unknown and that may be fetched now; each comes back
         marked as fetching, with one fetch in flight and its politeness clock started."""
+        if not _mine(shards):
+            return []
         with self._tx() as db:
             rows = db.execute(
                 f"SELECT {_HOST_COLUMNS} FROM hosts WHERE robots_state = 'unknown' AND inflight = 0 AND paused = 0 "
@@ -174,8 +185,10 @@ class SqliteFrontierState:
                 )
         return [_host(r) for r in rows]
 
-    def expire_robots(self, now: float) -> list[str]:
+    def expire_robots(self, now: float, shards: Collection[int] | None = None) -> list[str]:
         """Hosts whose cached robots.txt is older than its TTL go back to unknown."""
+        if not _mine(shards):
+            return []
         with self._tx() as db:
             rows = db.execute(
                 "SELECT host FROM hosts WHERE robots_state = 'ready' AND robots_fetched_at <= ?", (now,)
@@ -186,10 +199,12 @@ class SqliteFrontierState:
             )
         return [r[0] for r in rows]
 
-    def expire_robots_claims(self, now: float, timeout_s: float) -> list[str]:
+    def expire_robots_claims(self, now: float, timeout_s: float, shards: Collection[int] | None = None) -> list[str]:
         """Hosts claimed for robots.txt at or before ``now - timeout_s`` whose outcome never
         came back go back to unknown, their slot freed: the claim is a lease too. A claim
         with no time (an older frontier) counts as expired."""
+        if not _mine(shards):
+            return []
         cutoff = now - timeout_s
         where = "robots_state = 'fetching' AND COALESCE(robots_claimed_at, 0) <= ?"
         with self._tx() as db:
@@ -203,16 +218,28 @@ class SqliteFrontierState:
         """Apply the scheduler's decision about a host; ``release`` ends one in-flight fetch
         and restarts the politeness clock from now, so the gap is measured from the end
         of the last response, not from when it was leased."""
-        sets, args = update.sql()
         with self._tx() as db:
-            if sets:
-                db.execute(f"UPDATE hosts SET {', '.join(sets)} WHERE host = ?", (*args, host))
-            if release:
-                db.execute(
-                    "UPDATE hosts SET inflight = MAX(inflight - 1, 0), "
-                    "next_allowed_at = MAX(next_allowed_at, ? + delay_s) WHERE host = ?",
-                    (now, host),
-                )
+            self._update_host(db, host, update, now, release)
+
+    @staticmethod
+    def _update_host(db: sqlite3.Connection, host: str, update: HostUpdate, now: float, release: bool) -> None:
+        sets, args = update.sql()
+        if sets:
+            db.execute(f"UPDATE hosts SET {', '.join(sets)} WHERE host = ?", (*args, host))
+        if release:
+            db.execute(
+                "UPDATE hosts SET inflight = MAX(inflight - 1, 0), "
+                "next_allowed_at = MAX(next_allowed_at, ? + delay_s) WHERE host = ?",
+                (now, host),
+            )
+
+    def get_hosts(self, hosts: Sequence[str]) -> dict[str, HostInfo]:
+        found = {}
+        for host in dict.fromkeys(hosts):
+            info = self.get_host(host)
+            if info is not None:
+                found[host] = info
+        return found
 
     # --- urls --------------------------------------------------------------------------
 
@@ -251,11 +278,15 @@ class SqliteFrontierState:
             db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
         return True
 
-    def lease_due(self, now: float, limit: int, parallelism: int, max_in_flight: int) -> list[Lease]:
+    def lease_due(
+        self, now: float, limit: int, parallelism: int, max_in_flight: int, shards: Collection[int] | None = None
+    ) -> list[Lease]:
         """Hand out due URLs, filling each host's free parallel slots (at most
         ``parallelism`` in flight per host, one for a host with a delay); each lease
         starts its host's politeness clock."""
         leases: list[Lease] = []
+        if not _mine(shards):
+            return leases
         with self._tx() as db:
             row = db.execute("SELECT n FROM state_counts WHERE state = 'leased'").fetchone()
             in_flight = row[0] if row else 0
@@ -304,10 +335,13 @@ class SqliteFrontierState:
             row = self._db.execute("SELECT state, lease_id FROM urls WHERE url = ?", (url,)).fetchone()
         return bool(row) and row[0] == "leased" and row[1] == lease_id
 
-    def finish(self, url: str, lease_id: str, update: UrlUpdate) -> bool:
+    def finish(
+        self, url: str, lease_id: str, update: UrlUpdate, host_update: HostUpdate | None = None, now: float = 0.0
+    ) -> bool:
         """Record a fetch outcome for a leased URL. Returns False for a stale or repeated
         outcome (the lease is gone), which the caller then ignores: that keeps a
-        redelivered page event from counting twice."""
+        redelivered page event from counting twice. ``host_update`` goes to the URL's
+        host, releasing the fetch, in the same transaction."""
         with self._tx() as db:
             row = db.execute("SELECT host, state, lease_id, kind FROM urls WHERE url = ?", (url,)).fetchone()
             if row is None or row[1] != "leased" or row[2] != lease_id:
@@ -320,6 +354,8 @@ class SqliteFrontierState:
                 self._bump(db, "fetched", 1)
                 if update.fetched_at is not None:
                     self._count_fetch_minute(db, int(update.fetched_at // 60))
+            if host_update is not None:
+                self._update_host(db, row[0], host_update, now, release=True)
         return True
 
     def unlease(self, url: str, now: float, state: str, note: str) -> None:
@@ -333,8 +369,10 @@ class SqliteFrontierState:
             if state == "queued":
                 db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
 
-    def expire_leases(self, now: float, timeout_s: float) -> int:
+    def expire_leases(self, now: float, timeout_s: float, shards: Collection[int] | None = None) -> int:
         """Leases older than the timeout return to the queue (a worker died with them)."""
+        if not _mine(shards):
+            return 0
         with self._tx() as db:
             rows = db.execute(
                 "SELECT url, host FROM urls WHERE state = 'leased' AND leased_at <= ?", (now - timeout_s,)
@@ -380,13 +418,15 @@ class SqliteFrontierState:
         with self._lock:
             row = self._db.execute(
                 "SELECT url, host, depth, kind, state, due_at, fetched_at, status, content_hash, etag, "
-                "last_modified, interval_s, fail_count, note FROM urls WHERE url = ?",
+                "last_modified, interval_s, fail_count, note, lease_id FROM urls WHERE url = ?",
                 (url,),
             ).fetchone()
         return UrlInfo(*row) if row else None
 
-    def sweep_recrawl(self, now: float, limit: int) -> int:
+    def sweep_recrawl(self, now: float, limit: int, shards: Collection[int] | None = None) -> int:
         """Fetched (and failed) URLs whose recrawl time has come go back to the queue."""
+        if not _mine(shards):
+            return 0
         with self._tx() as db:
             rows = db.execute(
                 "SELECT url, host FROM urls WHERE state IN ('done', 'failed') AND due_at <= ? LIMIT ?",

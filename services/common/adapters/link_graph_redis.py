@@ -1,15 +1,19 @@
 """Cluster link graph: pages and their outlinks by id, in Redis hashes.
 
-- ``P graph:url-ids`` / ``P graph:urls``: URL → id and id → URL; ``P graph:text-ids`` /
-  ``P graph:texts`` the same for anchor texts; ``P graph:next`` the next free id of each
+- ``P{graph}:url-ids`` / ``P{graph}:urls``: URL → id and id → URL; ``P{graph}:text-ids`` /
+  ``P{graph}:texts`` the same for anchor texts; ``P{graph}:next`` the next free id of each
   (fields ``url`` and ``text``). Ids start at 0 and have no gaps, so they index arrays.
-- ``P graph:targets``: source id → its distinct target ids, packed
+- ``P{graph}:targets``: source id → its distinct target ids, packed
   (``services.common.link_ids``); every page has a field, linkless ones an empty value.
-- ``P graph:anchors``: source id → its packed (target id, text id) pairs, only for
+- ``P{graph}:anchors``: source id → its packed (target id, text id) pairs, only for
   pages with non-empty anchors. PageRank reads ``targets`` alone.
 
 One Lua script per page gives its URLs ids, packs them and replaces its two values, so
-a page's links appear together and the script can say whether anything changed.
+a page's links appear together and the script can say whether anything changed. The
+script touches every key, so they share the hash tag ``{graph}``: on Redis Cluster the
+graph is one slot, on one node (36 bytes a link: 10 million links fit in 350 MB), and
+its ids stay gapless without a counter shared between nodes. Keys written before the
+tag (``P graph:…``) are renamed when the adapter opens a single Redis.
 
 A graph left by an older version (``P links:out``, source URL → JSON of [target, anchor]
 pairs, and the ``P links:nodes`` zset) is converted when the adapter is built: page by
@@ -25,9 +29,11 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import redis
+from redis.cluster import RedisCluster
 
 from services.common.adapters.link_graph_views import LinkGraphViews
-from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, translate_errors
+from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, ping, translate_errors
+from services.common.adapters.redis_slots import run_calls
 from services.common.link_ids import ID, AnchorChunk, EdgeChunk, anchor_chunk, distinct_links, edge_chunk
 
 _CHUNK = 5000  # pages per HSCAN step, ids per HMGET
@@ -144,14 +150,16 @@ def _numbers(values: Sequence[int]) -> bytes:
 class RedisLinkGraph(LinkGraphViews):
     """Safe for many writers: each page's write is one script, so one transaction."""
 
-    def __init__(self, client: redis.Redis, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis") -> None:
+    def __init__(self, client: redis.Redis | RedisCluster, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis") -> None:
         self._r = client  # decode_responses=False: the packed values are bytes
         self._where = where
-        self._keys = [f"{prefix}graph:{name}" for name in _ROLES]
+        self._keys = [f"{prefix}{{graph}}:{name}" for name in _ROLES]
         self._legacy_out, self._legacy_nodes = f"{prefix}links:out", f"{prefix}links:nodes"
         self._set_outlinks = client.register_script(_SET_OUTLINKS)
         self._scan_packed = client.register_script(_SCAN_PACKED)
         self._get_packed = client.register_script(_GET_PACKED)
+        if not isinstance(client, RedisCluster):  # no Tansuo wrote a graph to a cluster before the tag
+            self._add_hash_tag(prefix)
         self._convert_legacy()
 
     @classmethod
@@ -170,10 +178,11 @@ class RedisLinkGraph(LinkGraphViews):
         few hundred pages rather than per page."""
         changed: list[bool] = []
         for start in range(0, len(pages), _PIPELINE):
-            pipe = self._r.pipeline(transaction=False)
-            for source, links in pages[start : start + _PIPELINE]:
-                self._set_outlinks(keys=self._keys, args=self._args(source, links), client=pipe)
-            changed += [reply == 1 for reply in pipe.execute()]
+            calls = [
+                (self._keys[0], lambda c, a=self._args(source, links): self._set_outlinks(keys=self._keys, args=a, client=c))
+                for source, links in pages[start : start + _PIPELINE]
+            ]
+            changed += [reply == 1 for reply in run_calls(self._r, calls)]
         return changed
 
     @staticmethod
@@ -248,6 +257,15 @@ class RedisLinkGraph(LinkGraphViews):
         return int(self._r.hlen(self._keys[5]))
 
     @translate_errors
+    def _add_hash_tag(self, prefix: str) -> None:
+        """Keys of a graph written before they had the ``{graph}`` tag get it (RENAME
+        keeps a key's value and takes no time whatever its size)."""
+        for role, key in zip(_ROLES, self._keys, strict=True):
+            old = f"{prefix}graph:{role}"
+            if self._r.exists(old) and not self._r.exists(key):
+                self._r.rename(old, key)
+
+    @translate_errors
     def _convert_legacy(self) -> None:
         if not self._r.exists(self._legacy_out):
             return
@@ -266,7 +284,7 @@ class RedisLinkGraph(LinkGraphViews):
 
     @translate_errors
     def ping(self) -> None:
-        self._r.ping()
+        ping(self._r)
 
     def close(self) -> None:
         self._r.close()

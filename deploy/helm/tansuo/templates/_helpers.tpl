@@ -161,8 +161,11 @@ not the environment, keep each component to the backends it needs.
       key: elasticsearch-password
 {{- end }}
 {{- with .Values.redis }}
+{{- if and .cluster (ne (int .db) 0) }}
+{{- fail (printf "redis.db is %d but a Redis Cluster has only database 0" (int .db)) }}
+{{- end }}
 - name: TANSUO_STATE
-  value: {{ printf "%s://%s%s:%d/%d%s" (ternary "rediss" "redis" .tls.enabled) (ternary ":$(REDIS_PASSWORD)@" "" .auth.enabled) .host (int .port) (int .db) (ternary (printf "?prefix=%s" (urlquery .keyPrefix)) "" (ne .keyPrefix "")) | quote }}
+  value: {{ printf "%s%s://%s%s:%d/%d%s" (ternary "rediss" "redis" .tls.enabled) (ternary "+cluster" "" .cluster) (ternary ":$(REDIS_PASSWORD)@" "" .auth.enabled) .host (int .port) (int .db) (ternary (printf "?prefix=%s" (urlquery .keyPrefix)) "" (ne .keyPrefix "")) | quote }}
 {{- end }}
 {{- with .Values.s3 }}
 {{- $query := list }}
