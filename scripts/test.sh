@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
-exec .venv/bin/python -m pytest -p no:cacheprovider -q --durations=30 "$@"
+# Two workers, each taking whole test files (module fixtures such as a crawled site are
+# built once): the suite waits more than it computes (docs/testing.md).
+exec .venv/bin/python -m pytest -p no:cacheprovider -q --durations=30 -n 2 --dist loadfile "$@"
