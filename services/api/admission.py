@@ -35,7 +35,6 @@ class Admission:
         # Shared with the worker, which refuses on arrival too (bounded_worker.py).
         self.retry_after = retry_after
         self._clock = clock
-        self._body = busy_body(deadline_s)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         API_REQUESTS.inc()
@@ -50,12 +49,14 @@ class Admission:
             self.retry_after.admitted()
             return self._app(environ, start_response)
         API_REFUSALS.inc()
+        seconds = self.retry_after.refused()
+        body = busy_body(self.deadline_s, seconds)
         start_response(
             "503 Service Unavailable",
             [
                 ("Content-Type", "application/json"),
-                ("Content-Length", str(len(self._body))),
-                ("Retry-After", str(self.retry_after.refused())),
+                ("Content-Length", str(len(body))),
+                ("Retry-After", str(seconds)),
             ],
         )
-        return [self._body]
+        return [body]

@@ -212,7 +212,7 @@ def refusable_request(data: bytes) -> _Request | None:
 
 def refusal(retry_after_s: int, deadline_s: float, keep_alive: bool) -> bytes:
     """The bytes of a 503 with Retry-After, as the admission middleware sends it."""
-    body = busy_body(deadline_s)
+    body = busy_body(deadline_s, retry_after_s)
     head = (
         "HTTP/1.1 503 Service Unavailable\r\nServer: tansuo\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nRetry-After: {retry_after_s}\r\n"
@@ -221,9 +221,12 @@ def refusal(retry_after_s: int, deadline_s: float, keep_alive: bool) -> bytes:
     return head.encode("latin-1") + body
 
 
-def busy_body(deadline_s: float) -> bytes:
-    message = f"the server is busy: the request could not start within {deadline_s:g} s; retry shortly"
-    return json.dumps({"error": message}).encode()
+def busy_body(deadline_s: float, retry_after_s: int) -> bytes:
+    """The refusal's JSON: the wait it asks for in words as well as in Retry-After, since
+    under sustained overload that wait is a minute or more, not "shortly"."""
+    message = (f"the server is busy: the request could not start within {deadline_s:g} s; "
+               f"retry in {retry_after_s} s")  # fmt: skip
+    return json.dumps({"error": message, "retry_after_s": retry_after_s}).encode()
 
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

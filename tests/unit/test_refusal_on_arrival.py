@@ -35,7 +35,8 @@ def test_the_refusal_is_a_503_with_retry_after_and_a_json_error() -> None:
     assert lines[0] == "HTTP/1.1 503 Service Unavailable"
     assert "Retry-After: 1" in lines and "Connection: keep-alive" in lines
     assert f"Content-Length: {len(body)}" in lines
-    assert "busy" in json.loads(body)["error"]
+    answer = json.loads(body)
+    assert "busy" in answer["error"] and "retry in 1 s" in answer["error"] and answer["retry_after_s"] == 1
 
 
 def test_the_wait_estimate_is_the_queue_times_the_time_a_request_holds_a_thread() -> None:
