@@ -37,8 +37,9 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
     by_hash: dict[str, Result] = {}
     for rank, hit in enumerate(hits):
         lead = by_hash.get(hit.content_hash) if hit.content_hash else None
-        if lead is None and hit.minhash:
-            candidates = {id(r): r for b in minhash.band_keys(hit.minhash) for r in by_band.get(b, [])}
+        keys = minhash.band_keys(hit.minhash) if hit.minhash else []
+        if lead is None and keys:
+            candidates = {id(r): r for b in keys for r in by_band.get(b, [])}
             lead = next(
                 (r for r in sorted(candidates.values(), key=lambda r: r.rank)
                  if minhash.similarity(r.hit.minhash, hit.minhash) >= minhash.THRESHOLD),
@@ -51,7 +52,7 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
         results.append(result)
         if hit.content_hash:
             by_hash.setdefault(hit.content_hash, result)
-        for b in minhash.band_keys(hit.minhash):
+        for b in keys:
             by_band.setdefault(b, []).append(result)
     return results
 
