@@ -90,7 +90,7 @@ says what it measures and how.
    its lines so that copies are near-duplicates, not twins. Timed: Tansuo's
    `build_document` (jieba segmentation with search-mode sub-words, and whatever else
    the product computes per document, such as its near-duplicate signature) +
-   `TantivySearchIndex.upsert` + `commit` per batch of `TANSUO_INDEXER_BATCH_SIZE` (200),
+   `TantivySearchIndex.upsert` + `commit` per batch of `TANSUO_INDEXER_BATCH_SIZE` (1,000 since 2026-11-26, 200 before),
    + closing the writer (waiting for segment merges); the indexer service's duplicate
    checks are left out, as they would drop the copies. Baseline: SQLite FTS5
    (`bench/fts5_baseline.py`) given the same tokens by the same segmenter, upserting and

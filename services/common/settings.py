@@ -115,8 +115,12 @@ class Settings(BaseSettings):
     index_timeout_s: float = Field(default=30.0, gt=0)  # client request timeout
 
     # --- indexer
+    # The indexer commits every interval, or sooner once this many writes are pending.
+    # A commit costs the same whatever it holds: tantivy wrote the demo site's pages
+    # eight times over at 1.38 ms of CPU a page in batches of 1,000 against 2.03 in
+    # batches of 200, and a crawl at its pace commits every second either way.
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
-    indexer_batch_size: int = Field(default=200, ge=1)
+    indexer_batch_size: int = Field(default=1000, ge=1)
 
     # --- ranker
     ranker_interval_s: float = Field(default=300.0, gt=0)  # periodic recompute during long crawls
