@@ -6,6 +6,8 @@
                                              # (bench.pagerank_bench; with --quick, 1M links, printed)
     .venv/bin/python -m bench.run --many-hosts  # only the many-host crawl, into its own block
                                                 # (bench.many_hosts; with --quick, 16 hosts, printed)
+    .venv/bin/python -m bench.run --scale    # only the million-page benchmark, into its own block
+                                             # (bench.scale_million; with --quick, 5,000 pages, printed)
 """
 
 from __future__ import annotations
@@ -69,7 +71,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the PageRank benchmark (10M links, about 15 minutes) and write its block")
     parser.add_argument("--many-hosts", action="store_true",
                         help="run only the many-host crawl (128 hosts, about 15 minutes) and write its block")
+    parser.add_argument("--scale", action="store_true",
+                        help="run only the million-page benchmark (hours on 2 cores; resumes a stopped build) "
+                             "and write its block")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.scale:
+        from bench import scale_million
+
+        if not args.quick:
+            return scale_million.main(["--write"])
+        with tempfile.TemporaryDirectory(prefix="tansuo-scale-") as work:
+            return scale_million.main(["--pages", "5000", "--at", "2000", "--queries", "200", "--work", work])
     if args.pagerank:
         from bench import pagerank_bench  # needs the test install (its Redis server class)
 
