@@ -46,8 +46,10 @@ def _child(args: list[str], log_path: Path | None = None) -> dict[str, Any]:
     to ``log_path`` (progress), or to ours."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}
     with (log_path.open("a") if log_path else open(os.devnull, "w")) as log:
+        # A session of its own: Linux shares the CPU between sessions first (autogroups), so a
+        # search measured while the build goes on is not starved by the build, nor the build by it.
         done = subprocess.run([PY, "-m", *args], stdout=subprocess.PIPE, stderr=log if log_path else None,
-                              text=True, env=env, check=True, cwd=REPO)  # fmt: skip
+                              text=True, env=env, check=True, cwd=REPO, start_new_session=True)  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -85,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step", choices=("all", "build", "measure", "report"), default="all",
                         help="only build (or resume the build), only measure the indexes built "
                              "(--index), or only render what is measured")  # fmt: skip
-    parser.add_argument("--index", type=int, action="append", help="with --step measure: the index of N pages")
+    parser.add_argument("--index", type=int, action="append",
+                        help="with --step measure: the index in WORK/N (N pages; a build paused part-way may be "
+                             "measured through a link WORK/N -> WORK/PAGES)")  # fmt: skip
     parser.add_argument("--fresh", action="store_true", help="throw away an earlier build in WORK first")
     parser.add_argument("--write", action="store_true", help="put the section into docs/benchmarks.md")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
@@ -181,7 +185,7 @@ def gather(args: argparse.Namespace) -> dict[str, Any]:
     measured = {}
     for path in sorted(args.work.glob("measure-*.json")):
         pages = int(path.stem.split("-")[1])
-        if pages in (args.at, args.pages):
+        if pages <= args.pages:
             measured[str(pages)] = json.loads(path.read_text())
     queries = json.loads(_file(args, "queries-{pages}.json").read_text(encoding="utf-8"))
     return {

@@ -14,16 +14,14 @@ import random
 import re
 
 from bench.scale_corpus import Corpus
-from bench.search_bench import Query
+from bench.search_bench import _HAN_WORD, Query
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.analysis.words import segment
 
 SEED = 20_251_126
-_HAN_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
-_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{6,}")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{6,}")  # where a quote is cut from
 
-# Share of each kind of query.
-MIX = (
+MIX = (  # share of each kind of query
     ("1 word", 0.25),
     ("2 words", 0.20),
     ("3 words", 0.10),

@@ -107,10 +107,12 @@ def _load_line(r: dict[str, Any], labels: dict[str, str]) -> str:
 def render(r: dict[str, Any]) -> str:
     m, c, b = r["machine"], r["corpus"], r["build"]
     pages, at = b["pages"], b["at"]["pages"] if b.get("at") else 0
-    labels = {str(at): f"{at:,} pages", str(pages): f"{pages:,} pages"} if at else {str(pages): f"{pages:,} pages"}
+    # An index measured at another size is a build paused part-way (its segments not yet merged).
+    sizes = sorted({at, pages, *map(int, r["measured"])} - {0})
+    labels = {str(n): f"{n:,} pages" + ("" if n in (at, pages) else " (build paused there)") for n in sizes}
     measured = {k: r["measured"][k] for k in labels if k in r["measured"]}
     kinds = [q["kind"] for q in r["queries"]][r["warm_up"]:]
-    big_key = str(pages) if str(pages) in measured else (str(at) if str(at) in measured else "")
+    big_key = max(measured, key=int) if measured else ""
     when = "; ".join(f"{labels[k]} measured {v['when']} at `{v['commit']}`" for k, v in measured.items())
     out = [
         "## One million pages: index, search and serve (issue 12)",
@@ -175,12 +177,9 @@ def render(r: dict[str, Any]) -> str:
         "nothing), translated by the adapter and run with `searcher.search` over the same 500-hit window, counting, "
         "planned before the timing. The index files were in the page cache (the machine has RAM to spare). "
         "p50/p99 nearest-rank.",
-        "",
-        "| index | path | p50 ms | p99 ms | mean ms | queries with results | target p50 ≤ 5 / p99 ≤ 25 |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for key, value in measured.items():
-        out += _search_rows(labels[key], value["search"])
+    out += _table("| index | path | p50 ms | p99 ms | mean ms | queries with results | target p50 ≤ 5 / p99 ≤ 25 |",
+                  [row for k, v in measured.items() for row in _search_rows(labels[k], v["search"])])
     folded = sum(big["folded"])
     out += [
         "",
@@ -232,13 +231,8 @@ def render(r: dict[str, Any]) -> str:
         sites = _stats(value["search"]["sites_ms"])
         out.append(f"| {labels[key]} | {ui.p50:.2f} | {ui.p99:.2f} | {value['serve']['ui_bytes'] / 1024:,.0f} KiB | "
                    f"{sites.p50:.2f} ({value['search']['sites']:,}) |")  # fmt: skip
-    out += [
-        "",
-        "| index | process | peak RSS (VmHWM) | anonymous, at the end | file-backed, at the end |",
-        "|---|---|---|---|---|",
-    ]
-    for key, value in measured.items():
-        out += _serve_rows(labels[key], value["serve"])
+    out += _table("| index | process | peak RSS (VmHWM) | anonymous, at the end | file-backed, at the end |",
+                  [row for k, v in measured.items() for row in _serve_rows(labels[k], v["serve"])])
     service = _stats(big["service_ms"])
     hwm_kib = sum(p["VmHWM"] for p in measured[big_key]["serve"]["processes"].values())
     out += [
@@ -261,6 +255,11 @@ def _progress(b: dict[str, Any]) -> str:
     return head + "As the build went (pages: elapsed wall time, writer's peak RSS, index size, load): " + "; ".join(
         f"{p['docs']:,}: {p['wall_s'] / 60:.0f} min, {_mib(p['vmhwm_kib'])}, {p['index_bytes'] / 1024**3:.1f} GiB, "
         f"{p['load1']:.1f}" for p in points) + "."
+
+
+def _table(head: str, rows: list[str]) -> list[str]:
+    """A markdown table after an empty line: its header, the separator, the rows."""
+    return ["", head, "|" + "---|" * (head.count("|") - 1), *rows]
 
 
 def _counts(kinds: Sequence[str]) -> dict[str, int]:
