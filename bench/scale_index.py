@@ -40,8 +40,13 @@ STATE_EVERY = 10_000  # documents between two saves of the figures, for a resume
 
 def status_kib(field: str, pid: int | str = "self") -> int:
     """A line of /proc/PID/status, in KiB (VmHWM, not getrusage's ru_maxrss, which
-    Linux carries across fork and exec: see ``bench.pagerank_child``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    Linux carries across fork and exec: see ``bench.pagerank_child``); 0 once the
+    process is gone."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in text.splitlines():
         if line.startswith(f"{field}:"):
             return int(line.split()[1])
     return 0
@@ -180,6 +185,7 @@ def build(pages_arg: str, data_dir: str, ranks_file: str, at_arg: str = "0", at_
             before, done = done, done + len(docs)
             if done // PROGRESS_EVERY > before // PROGRESS_EVERY or done == n:
                 point = {"docs": done, "wall_s": round(time.perf_counter() - wall0, 1), "vmhwm_kib": vmhwm(),
+                         "rss_anon_kib": status_kib("RssAnon"), "rss_file_kib": status_kib("RssFile"),
                          "cpu_s": round(time.process_time() - cpu0, 1), "load1": os.getloadavg()[0],
                          "index_bytes": dir_bytes(cfg.data_dir / "index"), "run": state["runs"],
                          **{k: round(v, 1) for k, v in timed.items()}}  # fmt: skip

@@ -89,6 +89,9 @@ def _serve_rows(label: str, s: dict[str, Any]) -> list[str]:
     anon = sum(m["RssAnon"] for m in procs.values())
     files = sum(m["RssFile"] for m in procs.values())
     rows.append(f"| {label} | **all processes** | **{_gib(hwm)}** | {_gib(anon)} | {_gib(files)} |")
+    if "peak_anon_kib" in s:
+        rows.append(f"| {label} | all processes, anonymous, largest of samples every 0.25 s | "
+                    f"{_gib(s['peak_anon_kib'])} | | |")  # fmt: skip
     return rows
 
 
@@ -253,8 +256,9 @@ def _progress(b: dict[str, Any]) -> str:
             f"Writer RSS before the first page: {_mib(b['rss_before_kib'])}; {b['runs']} sitting(s). ")  # fmt: skip
     points = b["progress"][:: max(1, len(b["progress"]) // 10)]
     return head + "As the build went (pages: elapsed wall time, writer's peak RSS, index size, load): " + "; ".join(
-        f"{p['docs']:,}: {p['wall_s'] / 60:.0f} min, {_mib(p['vmhwm_kib'])}, {p['index_bytes'] / 1024**3:.1f} GiB, "
-        f"{p['load1']:.1f}" for p in points) + "."
+        f"{p['docs']:,}: {p['wall_s'] / 60:.0f} min, {_mib(p['vmhwm_kib'])}"
+        + (f" ({_mib(p['rss_anon_kib'])} anonymous now)" if "rss_anon_kib" in p else "")
+        + f", {p['index_bytes'] / 1024**3:.1f} GiB, {p['load1']:.1f}" for p in points) + "."
 
 
 def _table(head: str, rows: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import os
 import socket
+import threading
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -55,6 +56,18 @@ def serve_latency(data_dir: Path, queries: Sequence[str], log_dir: Path) -> dict
     times: list[float] = []
     statuses: dict[int, int] = {}
     with running(target, port, log_dir) as proc:
+        # VmHWM counts the index pages a process has touched through its memory map; the
+        # anonymous part has no high-water mark of its own, so it is sampled.
+        peak_anon = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.25):
+                pids = [proc.pid, *_children(proc.pid)]
+                peak_anon[0] = max(peak_anon[0], sum(status_kib("RssAnon", p) for p in pids))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         for n, q in enumerate(queries):
             path = "/api/search?" + urllib.parse.urlencode({"q": q, "size": 10})
@@ -75,8 +88,10 @@ def serve_latency(data_dir: Path, queries: Sequence[str], log_dir: Path) -> dict
             ui_bytes = max(ui_bytes, len(response.read()))
             ui_times.append((time.perf_counter() - started) * 1000)
         connection.close()
+        done.set()
+        sampler.join()
         processes = {"master": _memory(proc.pid)}
         for k, child in enumerate(_children(proc.pid)):
             processes[f"worker {k + 1}"] = _memory(child)
     return {"ms": times, "statuses": statuses, "processes": processes, "load1": os.getloadavg()[0],
-            "ui_ms": ui_times, "ui_bytes": ui_bytes}  # fmt: skip
+            "ui_ms": ui_times, "ui_bytes": ui_bytes, "peak_anon_kib": peak_anon[0]}  # fmt: skip
