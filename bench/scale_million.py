@@ -148,9 +148,10 @@ def build(args: argparse.Namespace) -> None:
     log_path = _file(args, "build-{pages}.log")
     _log(f"building {args.pages:,} pages (progress in {log_path}) ...")
     started = os.getloadavg()[0]
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     result = _child(["bench.scale_index", "build", str(args.pages), str(big), str(_file(args, "ranks-{pages}.npy")),
                      str(args.at), str(small), str(args.builders)], log_path)  # fmt: skip
-    result["load_at_start"] = started
+    result.update(load_at_start=started, when=when, commit=machine.describe().commit)
     _file(args, "build-{pages}.json").write_text(json.dumps(result))
 
 

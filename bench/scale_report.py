@@ -116,7 +116,8 @@ def render(r: dict[str, Any]) -> str:
     measured = {k: r["measured"][k] for k in labels if k in r["measured"]}
     kinds = [q["kind"] for q in r["queries"]][r["warm_up"]:]
     big_key = max(measured, key=int) if measured else ""
-    when = "; ".join(f"{labels[k]} measured {v['when']} at `{v['commit']}`" for k, v in measured.items())
+    when = "; ".join(([f"Indexes built from {b['when']} at `{b['commit']}`"] if "when" in b else [])
+                     + [f"{labels[k]} measured {v['when']} at `{v['commit']}`" for k, v in measured.items()])
     out = [
         "## One million pages: index, search and serve (issue 12)",
         "",
