@@ -16,6 +16,7 @@ from bench.index_bench import IndexComparison, IndexRun
 from bench.machine import Machine
 from bench.many_hosts_report import BLOCK as MANY_HOSTS_BLOCK
 from bench.pagerank_report import BLOCK as PAGERANK_BLOCK
+from bench.scale_report import BLOCK as SCALE_BLOCK
 from bench.parity_report import BLOCK as PARITY_BLOCK
 from bench.process_compare import BLOCK as PROCESSES_BLOCK
 from bench.redis_frontier_report import BLOCK as REDIS_FRONTIER_BLOCK
@@ -58,6 +59,11 @@ comparing absolute figures with anything.
 .venv/bin/python -m bench.cluster_parity --write
                                         # cluster and embedded mode on one site, a crawler killed
                                         # (about 30 minutes, needs the test install): its own section
+.venv/bin/python -m bench.run --scale   # a million pages of the People's Daily and Tang and Song poems:
+                                        # index docs/s, size, peak RSS, SearchService p50/p99 beside the
+                                        # bare tantivy query, tansuo serve, at 100,000 and 1,000,000 pages
+                                        # (hours on 2 cores, about 13 GB of disk in ~/.cache/tansuo;
+                                        # bench.scale_million --step build resumes a stopped build): its own section
 .venv/bin/python -m bench.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
 .venv/bin/python -m bench.ab_compare build --base REV   # a change against revision REV, same pages, in turns
                                         # (also extract, admit, crawl); section 1b
@@ -144,13 +150,13 @@ def splice_section(path: Path, section: str) -> None:
 def write(path: Path, results: BenchResults) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    # The blocks of the load, cluster parity, process, PageRank, many-host and Redis frontier
-    # benchmarks come from their own runs: kept; so is the crawl profile's (section 1b),
-    # which render() puts back.
+    # The blocks of the load, cluster parity, process, PageRank, many-host, Redis frontier,
+    # scheduler and million-page benchmarks come from their own runs: kept; so is the crawl
+    # profile's (section 1b), which render() puts back.
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     blocks = (load_report.extract(text), PARITY_BLOCK.extract(text), PROCESSES_BLOCK.extract(text),
               PAGERANK_BLOCK.extract(text), MANY_HOSTS_BLOCK.extract(text),
-              REDIS_FRONTIER_BLOCK.extract(text), SCHEDULERS_BLOCK.extract(text))  # fmt: skip
+              REDIS_FRONTIER_BLOCK.extract(text), SCHEDULERS_BLOCK.extract(text), SCALE_BLOCK.extract(text))  # fmt: skip
     kept = "\n".join(block for block in blocks if block)
     tmp.write_text(render(results, extract_block(text)) + ("\n" + kept if kept else ""), encoding="utf-8")
     tmp.replace(path)  # a run that dies half-way leaves the previous results whole

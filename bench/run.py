@@ -10,6 +10,8 @@
                                              # section (about 3 minutes; with --quick, printed)
     .venv/bin/python -m bench.run --redis-frontier  # only the Redis frontier against SQLite, into its
                                                     # own block (bench.redis_frontier_bench)
+    .venv/bin/python -m bench.run --scale    # only the million-page benchmark, into its own block
+                                             # (bench.scale_million; with --quick, 5,000 pages, printed)
 """
 
 from __future__ import annotations
@@ -77,7 +79,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the indexing benchmark (section 2) and replace that section")
     parser.add_argument("--redis-frontier", action="store_true",
                         help="run only the Redis frontier against SQLite (about 5 minutes) and write its block")
+    parser.add_argument("--scale", action="store_true",
+                        help="run only the million-page benchmark (hours on 2 cores; resumes a stopped build) "
+                             "and write its block")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.scale:
+        from bench import scale_million
+
+        if not args.quick:
+            return scale_million.main(["--write"])
+        with tempfile.TemporaryDirectory(prefix="tansuo-scale-") as work:
+            return scale_million.main(["--pages", "5000", "--at", "2000", "--queries", "200", "--work", work])
     if args.pagerank:
         from bench import pagerank_bench  # needs the test install (its Redis server class)
 
