@@ -25,6 +25,7 @@ from services.api import (
 from services.api.readiness_cache import CachedReadiness
 from services.api.search_service import SearchService
 from services.api.suggest_service import SuggestService
+from services.api.site_choices import SiteChoices
 from services.common.bootstrap import build_search_index
 from services.common.health_server import Readiness
 from services.common.metrics import ERRORS
@@ -48,6 +49,7 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.extensions["tansuo.index"] = index
     app.extensions["tansuo.search"] = SearchService(cfg, index)
     app.extensions["tansuo.suggest"] = SuggestService(index)
+    app.extensions["tansuo.sites"] = SiteChoices(index)
     app.extensions["tansuo.readiness"] = CachedReadiness(Readiness({"index": index.ping}))
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")

@@ -8,6 +8,7 @@ from flask import Blueprint, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 
 from services.api.search_service import BadQuery, SearchService
+from services.api.site_choices import SELECT_LIMIT, SiteChoices
 from services.common.ports import SearchIndex
 
 log = logging.getLogger(__name__)
@@ -16,14 +17,6 @@ bp = Blueprint("web_ui", __name__)
 
 PAGE_SIZE = 10
 _PAGE_LINKS = 9  # numbered links shown around the current page
-
-
-def _sites(index: SearchIndex) -> list[str]:
-    try:
-        return index.sites()
-    except Exception:  # the filter is a convenience: a failing index shows up in the search
-        log.exception("cannot list sites for the filter")
-        return []
 
 
 def _count(index: SearchIndex) -> int | None:
@@ -47,10 +40,13 @@ def index() -> ResponseReturnValue:
     """Home page with the search box, or the results for ``q``."""
     service: SearchService = current_app.extensions["tansuo.search"]
     search_index: SearchIndex = current_app.extensions["tansuo.index"]
+    choices: SiteChoices = current_app.extensions["tansuo.sites"]
     q = request.args.get("q", "").strip()
     site = request.args.get("site", "").strip().lower()
     page = request.args.get("page", "1")
-    context = {"q": q, "site": site, "sites": _sites(search_index), "result": None, "error": "", "pages": []}
+    sites = choices.sites()
+    context = {"q": q, "site": site, "sites": sites, "list_sites": len(sites) <= SELECT_LIMIT, "result": None,
+               "error": "", "pages": []}  # fmt: skip
     if not q:
         return render_template("search.html", pages_indexed=_count(search_index), **context)
     try:
