@@ -43,6 +43,7 @@ def test_a_stopped_build_goes_on_where_its_figures_were_last_saved(
     ranks = tiny_corpus / "ranks.npy"
     scale_index.ranks("600", str(ranks))
     monkeypatch.setattr(scale_index, "STATE_EVERY", 200)
+    monkeypatch.setenv("TANSUO_INDEXER_BATCH_SIZE", "200")  # three commits: 200, 400 (the "at" copy), 600
     commit = TantivySearchIndex.commit
     commits = []
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import os
+import random
 import socket
 import subprocess
 import time
@@ -10,10 +13,37 @@ from collections.abc import Callable
 from typing import IO
 
 
+# Ports for the servers tests start, below Linux's ephemeral range (32768 and up by
+# default), so that no outgoing connection takes one between the test choosing it and
+# the server binding it, and split between pytest-xdist workers, so that two workers
+# never choose the same one.
+_PORTS = range(12_000, 32_000)
+
+
+def _worker_ports() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    share = len(_PORTS) // max(1, count)
+    start = _PORTS.start + index * share
+    return range(start, start + share)
+
+
+_ports = _worker_ports()
+_next_port = itertools.count(random.randrange(len(_ports)))
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, from this worker's own share."""
+    for _ in range(len(_ports)):
+        port = _ports[next(_next_port) % len(_ports)]
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_ports.start}-{_ports.stop - 1}")
 
 
 def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout_s: float = 30.0) -> None:
