@@ -69,7 +69,20 @@ class QueryPlanner:
         self._cfg = cfg
         self._term_stats = term_stats
 
-    def field_scales(self, words: Sequence[str]) -> dict[tuple[str, str], float]:
+    def doc_freqs(self, words: Sequence[str]) -> tuple[int, dict[str, dict[str, int]]]:
+        """(pages in the index, each word's document frequency per word field), in one
+        round trip to the index; empty without term statistics."""
+        words = [w for w in dict.fromkeys(words) if w]
+        if self._term_stats is None or not words:
+            return 0, {}
+        pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
+        docs, dfs = self._term_stats(pairs)
+        by_word: dict[str, dict[str, int]] = {}
+        for (f, w), df in zip(pairs, dfs):
+            by_word.setdefault(w, {})[f] = df
+        return docs, by_word
+
+    def field_scales(self, words: Sequence[str], freqs: tuple[int, dict[str, dict[str, int]]] | None = None) -> Scales:
         """Field weights that keep a word's idf in one field within ``search_field_idf_cap``
         times its idf over the whole collection.
 
@@ -82,22 +95,35 @@ class QueryPlanner:
         while answers matched them. The collection idf (from the word's largest
         document frequency over the fields, as BM25F and Elasticsearch's cross_fields
         blend it) bounds each field's; a cap of 1 is BM25F's one idf."""
-        scales: dict[tuple[str, str], float] = {}
-        words = [w for w in dict.fromkeys(words) if w]
+        scales: Scales = {}
         cap = self._cfg.search_field_idf_cap
-        if self._term_stats is None or not words or cap <= 0:
+        if cap <= 0:
             return scales
-        pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
-        docs, dfs = self._term_stats(pairs)
-        by_word: dict[str, dict[str, int]] = {}
-        for (f, w), df in zip(pairs, dfs):
-            by_word.setdefault(w, {})[f] = df
+        docs, by_word = freqs if freqs is not None else self.doc_freqs(words)
         for w, per_field in by_word.items():
             collection = _idf(docs, max(per_field.values()))
             for f, df in per_field.items():
                 if df > 0:
                     scales[(f, w)] = min(1.0, cap * collection / _idf(docs, df))
         return scales
+
+    def _common(self, words: Sequence[str], freqs: tuple[int, dict[str, dict[str, int]]]) -> set[str]:
+        """The words held by more than ``search_common_word_share`` of the pages and by
+        more than ``search_common_word_pages`` pages.
+
+        In a long query they select nothing (Lucene's CommonTermsQuery): a page is
+        chosen by the query's other words, and these only add score. Holding 工作 or
+        相关 says little about a page, and letting such words count towards the required
+        share lets nearly every page in, each read through their long postings (a
+        headline of 11 words at 1,000,000 pages matched 41,175 pages: 111 ms). The
+        floor in pages keeps small sites as they were: their postings are short, and
+        on them the rule cost answers (docs/ranking.md)."""
+        share = self._cfg.search_common_word_share
+        docs, by_word = freqs
+        if share <= 0 or docs <= 0:
+            return set()
+        above = max(share * docs, self._cfg.search_common_word_pages)
+        return {w for w, per_field in by_word.items() if max(per_field.values()) > above}
 
     # --- leaves
 
@@ -137,11 +163,11 @@ class QueryPlanner:
 
     def _free_text(
         self, text: str, keep_stop_words: bool, scales: Scales
-    ) -> tuple[list[Node], list[Node], list[str], list[str]]:
-        """(required word clauses, optional ones, question words, all words) of one run
-        of free text."""
+    ) -> tuple[list[tuple[str, Node]], list[Node], list[str], list[str]]:
+        """((word, clause) of each required word, optional clauses, question words, all
+        words) of one run of free text."""
         words = list(dict.fromkeys(segment(text)))
-        required: list[Node] = []
+        required: list[tuple[str, Node]] = []
         optional: list[Node] = []
         question: list[str] = []
         for w in words:
@@ -152,7 +178,7 @@ class QueryPlanner:
             elif len(w) == 1 and has_han(w):
                 optional.append(self.word(w, scales=scales))
             else:
-                required.append(self.word(w, scales=scales))
+                required.append((w, self.word(w, scales=scales)))
         return required, optional, question, words
 
     def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
@@ -160,8 +186,10 @@ class QueryPlanner:
         keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in segment(p.text))
         free = [p.text for p in parsed.parts if not p.quoted]
         words = [w for t in free for w in segment(t) + (subwords(t) if any_clause else [])]
-        scales = self.field_scales(words + [n for w in words for n in synonyms(w)])
+        freqs = self.doc_freqs(words + [n for w in words for n in synonyms(w)])
+        scales = self.field_scales(words, freqs)
         clauses: list[Node] = []
+        clause_words: dict[int, str] = {}  # id of a clause made of one free-text word -> the word
         optional: list[Node] = []
         question: list[str] = []
         highlight: list[str] = []
@@ -177,7 +205,8 @@ class QueryPlanner:
                     highlight.extend(words)
                     optional.extend(extra)
                     question.extend(asked)
-                    alternatives.append(required)
+                    clause_words.update((id(node), w) for w, node in required)
+                    alternatives.append([node for _, node in required])
             alternatives = [a for a in alternatives if a]
             if any_clause and len(group) == 1 and not group[0].quoted:
                 # A word no page holds (远程登陆 for 远程登录) still finds pages through
@@ -200,9 +229,13 @@ class QueryPlanner:
         if weight > 0:
             optional.extend(self.word(w, weight, scales) for w in question)
         minimum = 1 if any_clause and clauses else self.minimum(len(clauses))
+        wanted_clauses = clauses
+        if not any_clause and minimum < len(clauses):
+            wanted_clauses, scored, minimum = self._set_common_aside(clauses, clause_words, minimum, freqs)
+            optional.extend(scored)
         # The wanted clauses sit in a must of their own, so that the score-only clauses
         # beside them can never count towards the minimum.
-        wanted = (Bool(should=tuple(clauses), minimum_should_match=minimum),) if clauses else ()
+        wanted = (Bool(should=tuple(wanted_clauses), minimum_should_match=minimum),) if wanted_clauses else ()
         tree = Bool(
             must=wanted,
             should=tuple(optional) + tuple(self._boosts(parsed)),
@@ -211,6 +244,20 @@ class QueryPlanner:
         )
         widens = len(clauses) > 1 or any(subwords(p.text) for p in parsed.parts if not p.quoted)
         return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum, widens)
+
+    def _set_common_aside(
+        self, clauses: list[Node], clause_words: dict[int, str], minimum: int,
+        freqs: tuple[int, dict[str, dict[str, int]]],
+    ) -> tuple[list[Node], list[Node], int]:  # fmt: skip
+        """(the clauses that select pages, the common words' clauses that only score,
+        the minimum of the first): the minimum is the usual share of the selecting
+        clauses, never more than it was of all of them."""
+        common = self._common([clause_words[id(c)] for c in clauses if id(c) in clause_words], freqs)
+        selective = [c for c in clauses if clause_words.get(id(c)) not in common]
+        if not common or not selective:
+            return clauses, [], minimum
+        scored = [c for c in clauses if clause_words.get(id(c)) in common]
+        return selective, scored, min(minimum, self.minimum(len(selective)))
 
     def minimum(self, clauses: int) -> int:
         """How many wanted clauses a page must hold: all of a short query's, a share of

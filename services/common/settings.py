@@ -147,6 +147,12 @@ class Settings(BaseSettings):
     # so that a long question is not cut down to the few pages that hold every word.
     search_all_words_up_to: int = Field(default=2, ge=1)
     search_long_query_share: float = Field(default=0.34, gt=0, le=1)
+    # In such a longer query, a word that more than this share of the pages and more
+    # than this many pages hold (工作, 相关 in a million news pages) selects no page and
+    # only adds score to the pages the other words select (Lucene's CommonTermsQuery);
+    # a share of 0 turns this off.
+    search_common_word_share: float = Field(default=0.05, ge=0, le=1)
+    search_common_word_pages: int = Field(default=50_000, ge=0)
     # Question words and particles (怎么, 如何, 吗 …) are never required and weigh this much.
     search_question_word_weight: float = Field(default=0.2, ge=0)
     # A word's idf in one field (title, headings, anchors, body) is at most this many

@@ -1,0 +1,73 @@
+"""Words most pages hold select no page in a long query; they only add score
+(services/api/query_plan.py, ``search_common_word_share``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from services.api.query_plan import Plan, QueryPlanner
+from services.api.query_syntax import parse
+from services.common.query_tree import Bool, Node, Term
+from services.common.settings import Settings
+
+PAGES = 1000
+HELD_BY = {"工作": 400, "相关": 700, "会议": 60, "航空工业": 5, "批示": 3, "李鹏": 30}
+
+
+def _stats(pairs: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+    """Document frequencies of an index of 1,000 pages, the same in every field."""
+    return PAGES, [HELD_BY.get(word, 1) for _, word in pairs]
+
+
+def _plan(q: str, **settings: object) -> Plan:
+    return QueryPlanner(Settings(**{"search_common_word_pages": 0, **settings}), _stats).plan(parse(q))
+
+
+def _words(node: Node) -> set[str]:
+    """The words of a clause (its title term names it)."""
+    if isinstance(node, Term):
+        return {node.value} if node.field == "title_tokens" else set()
+    if isinstance(node, Bool):
+        return set().union(*(_words(n) for n in (*node.must, *node.should)))
+    return set()
+
+
+def _wanted(plan: Plan) -> tuple[list[set[str]], int]:
+    (wanted,) = plan.tree.must
+    return [_words(c) for c in wanted.should], wanted.minimum_should_match
+
+
+def test_in_a_long_query_words_most_pages_hold_only_add_score() -> None:
+    plan = _plan("李鹏 航空工业 工作 会议 批示 相关")
+    clauses, minimum = _wanted(plan)
+    assert clauses == [{"李鹏"}, {"航空工业"}, {"批示"}]  # 会议 too is held by over 5% of the pages
+    assert minimum == 2  # a third of the three that select, rounded up, as for any query of three words
+    scored = set().union(*(_words(n) for n in plan.tree.should))
+    assert {"工作", "相关", "会议"} <= scored
+    assert (plan.clauses, plan.minimum) == (6, 2)  # matched_all stays false
+
+
+def test_the_share_is_a_setting_and_zero_turns_it_off() -> None:
+    assert _wanted(_plan("李鹏 航空工业 工作 会议 批示 相关", search_common_word_share=0.5)) == (
+        [{"李鹏"}, {"航空工业"}, {"工作"}, {"会议"}, {"批示"}], 2)  # fmt: skip
+    clauses, minimum = _wanted(_plan("李鹏 航空工业 工作 会议 批示 相关", search_common_word_share=0))
+    assert len(clauses) == 6 and minimum == 3
+
+
+def test_a_word_held_by_fewer_pages_than_the_floor_still_selects() -> None:
+    # On a small site the postings are short, and setting words aside cost answers.
+    clauses, _ = _wanted(_plan("李鹏 航空工业 工作 会议 批示 相关", search_common_word_pages=500))
+    assert clauses == [{"李鹏"}, {"航空工业"}, {"工作"}, {"会议"}, {"批示"}]  # 相关 (700 pages) alone set aside
+    clauses, _ = _wanted(_plan("李鹏 航空工业 工作 会议 批示 相关", search_common_word_pages=50_000))
+    assert len(clauses) == 6  # the default floor: nothing set aside in an index of 1,000 pages
+
+
+def test_short_queries_and_queries_of_common_words_alone_are_unchanged() -> None:
+    assert _wanted(_plan("批示 工作")) == ([{"批示"}, {"工作"}], 2)  # every word required: AND's precision kept
+    assert _wanted(_plan("工作 相关 会议")) == ([{"工作"}, {"相关"}, {"会议"}], 2)  # nothing else to select by
+
+
+def test_the_minimum_is_the_share_of_the_words_that_select_and_never_more_than_before() -> None:
+    assert _wanted(_plan("工作 相关 批示 会议")) == ([{"批示"}], 1)
+    clauses, minimum = _wanted(_plan("工作 相关 会议 批示 李鹏 航空工业 铁路 运输 干线 分工 优化"))
+    assert len(clauses) == 8 and minimum == 3  # a third of 8 rounded up; of all 11 it would be 4
