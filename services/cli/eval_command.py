@@ -73,24 +73,28 @@ def _open_index(cfg: Settings, args: argparse.Namespace, needed: bool):  # noqa:
     return build_search_index(cfg, read_only=True)
 
 
+def _tick(n: int, total: int) -> None:
+    print(f"\rreading the index: {n}/{total} documents", end="" if n < total else "\n", file=sys.stderr, flush=True)
+
+
 def _load_corpus(index, progress: bool):  # noqa: ANN001, ANN202
     from services.api.evaluation.corpus import load_corpus
 
-    def tick(n: int, total: int) -> None:
-        print(f"\rreading the index: {n}/{total} documents", end="" if n < total else "\n", file=sys.stderr, flush=True)
-
-    return load_corpus(index, on_progress=tick if progress else None)
+    return load_corpus(index, on_progress=_tick if progress else None)
 
 
 def _generate(cfg: Settings, args: argparse.Namespace) -> int:
+    from services.api.evaluation.corpus import corpus_reader
     from services.api.evaluation.generate import generate
     from services.api.evaluation.judgments import format_judgments
 
     index = _open_index(cfg, args, needed=True)
-    docs = _load_corpus(index, progress=not args.no_progress)
-    judgments = generate(docs, seed=args.seed, max_pages=args.sample_pages)
+    pages = index.count()
+    # Passes over the index instead of a copy of it in memory.
+    judgments = generate(corpus_reader(index, _tick if not args.no_progress else None), seed=args.seed,
+                         max_pages=args.sample_pages)  # fmt: skip
     counts = {t: sum(1 for j in judgments if j.qtype == t) for t in dict.fromkeys(j.qtype for j in judgments)}
-    header = [f"tansuo eval --generate: known-item queries, seed {args.seed}, {len(docs)} indexed pages",
+    header = [f"tansuo eval --generate: known-item queries, seed {args.seed}, {pages} indexed pages",
               "counts: " + ", ".join(f"{t} {n}" for t, n in counts.items())]
     text = format_judgments(judgments, header)
     if str(args.generate) == "-":

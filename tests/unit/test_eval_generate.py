@@ -90,3 +90,16 @@ def test_sampling_keeps_that_many_pages():
     docs = [doc(f"http://a.cn/{i}", f"页面{i} 标题", "正文") for i in range(30)]
     got = by_type(generate(docs, seed=2, max_pages=10))
     assert len(got["title"]) == 10
+
+
+def test_a_large_index_is_read_in_passes_not_held():
+    docs = [doc(f"http://a.cn/{i}", f"页面{i} 标题", f"第{i}页的正文说明这里有十个以上的汉字可以引用") for i in range(30)]
+    calls = []
+
+    def read(tokens=True, only=None):
+        calls.append((tokens, None if only is None else len(only)))
+        return (d for d in docs if only is None or d.url in only)  # single use, as an index scan
+
+    assert generate(read, seed=2, max_pages=10) == generate(docs, seed=2, max_pages=10)
+    # All pages with tokens (titles, frequencies), the ten chosen, all pages' text (quotes).
+    assert calls == [(True, None), (True, 10), (False, None)]

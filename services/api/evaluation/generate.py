@@ -12,6 +12,10 @@ For each page whose title no other page shares:
 
 Everything random comes from one seeded generator and pages are taken in URL order,
 so one seed over one index gives one file.
+
+The index is read in three passes, none of which holds it: titles and document
+frequencies of every page, then the chosen pages, then every page's text for the
+quotes' uniqueness. A million-page index kept in memory took over 20 GB.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from services.api.evaluation.corpus import CorpusDoc, document_frequency
+from services.api.evaluation.corpus import CorpusDoc, CorpusReader, count_tokens, sequence_reader
 from services.api.evaluation.judgments import Judgment
 
 QUOTE_CHARS = 10
@@ -31,18 +35,30 @@ _HAN_RUN = re.compile(f"[{_HAN}]{{{QUOTE_CHARS},}}")
 TYPES = ("title", "title-words", "body-quote")
 
 
-def generate(docs: Sequence[CorpusDoc], seed: int = 1, max_pages: int = 0) -> list[Judgment]:
+def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0) -> list[Judgment]:
     """Judged known-item queries, grouped by type; ``max_pages`` > 0 samples that many
     pages (seeded) for large sites."""
+    read = sequence_reader(docs) if isinstance(docs, Sequence) else docs
     rng = random.Random(seed)
-    titles = Counter(_norm_title(d.title) for d in docs)
-    pages = [d for d in docs if _norm_title(d.title) and titles[_norm_title(d.title)] == 1]
-    if max_pages and len(pages) > max_pages:
-        pages = sorted(rng.sample(pages, max_pages), key=lambda d: d.url)
-    df = document_frequency(docs)
+    titles: Counter[str] = Counter()
+    df: dict[str, int] = {}
+    listed: list[tuple[str, str]] = []  # (URL, title) of every page, in reading order
+    for d in read():
+        title = _norm_title(d.title)
+        titles[title] += 1
+        listed.append((d.url, title))
+        count_tokens(d, df)
+    urls = [url for url, title in listed if title and titles[title] == 1]
+    sampled = bool(max_pages) and len(urls) > max_pages
+    if sampled:
+        urls = rng.sample(urls, max_pages)
+    del listed, titles
+    pages = list(read(only=set(urls)))
+    if sampled:
+        pages.sort(key=lambda d: d.url)
     out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in pages]
     out.extend(_title_word_queries(pages, df, rng))
-    out.extend(_body_quotes(docs, pages, rng))
+    out.extend(_body_quotes(read, pages, rng))
     return out
 
 
@@ -69,13 +85,13 @@ def _title_words(doc: CorpusDoc, df: dict[str, int], rng: random.Random) -> str:
     return " ".join(rarest)
 
 
-def _body_quotes(all_docs: Sequence[CorpusDoc], pages: Sequence[CorpusDoc], rng: random.Random) -> list[Judgment]:
+def _body_quotes(read: CorpusReader, pages: Sequence[CorpusDoc], rng: random.Random) -> list[Judgment]:
     candidates: dict[str, list[str]] = {}  # url -> spans to try, in order
     for d in pages:
         spans = _spans(d.body)
         if spans:
             candidates[d.url] = rng.sample(spans, min(QUOTE_CANDIDATES, len(spans)))
-    holders = _holders({s for spans in candidates.values() for s in spans}, all_docs)
+    holders = _holders({s for spans in candidates.values() for s in spans}, read(tokens=False))
     out = []
     for d in pages:
         for span in candidates.get(d.url, ()):
@@ -94,7 +110,7 @@ def _spans(text: str) -> list[str]:
     return list(spans)
 
 
-def _holders(spans: set[str], docs: Sequence[CorpusDoc]) -> dict[str, set[str]]:
+def _holders(spans: set[str], docs: Iterable[CorpusDoc]) -> dict[str, set[str]]:
     """For each candidate span, the URLs of the pages whose text holds it. One pass over
     every page's Han runs with set lookups: linear in the corpus, not corpus × spans."""
     holders: dict[str, set[str]] = {}
