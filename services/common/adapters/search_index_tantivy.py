@@ -269,9 +269,15 @@ class TantivySearchIndex:
         return Query.term_query(self._schema, field, value)
 
     def _committed(self, url: str) -> IndexDoc | None:
+        doc = self._stored(url)
+        return _with_grams(doc) if doc is not None else None
+
+    def _stored(self, url: str) -> IndexDoc | None:
+        """The committed document as stored, without the bigram fields (which are
+        computed again from its text, the larger part of reading it)."""
         searcher = self._searcher()
         hits = searcher.search(self._term("url", url), limit=1).hits
-        return _with_grams(_from_tantivy(searcher.doc(hits[0][1]))) if hits else None
+        return _from_tantivy(searcher.doc(hits[0][1])) if hits else None
 
     def get(self, url: str) -> IndexDoc | None:
         """The committed document with this URL."""
@@ -346,7 +352,8 @@ class TantivySearchIndex:
         with self._write_lock:
             writer = self._require_writer()
             for doc in docs:
-                old = self._current(doc.url)
+                # Only the old link fields are carried over, so the bigrams need not be rebuilt.
+                old = self._pending[doc.url] if doc.url in self._pending else self._stored(doc.url)
                 if old is not None and not _has_link_fields(doc):
                     doc = dataclasses.replace(
                         doc,
