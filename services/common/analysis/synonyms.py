@@ -27,6 +27,7 @@ _EQUIVALENT = (
     ("数据透视表", "枢纽分析表"),
 )
 _NICKNAMES = {
+    "运作": ("工作", "运行"),  # Taiwan's 運作 for how a program works or runs
     "excel": ("电子表格", "calc"),
     "xls": ("电子表格", "calc"),
     "ppt": ("演示文稿", "impress", "幻灯片"),
