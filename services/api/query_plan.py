@@ -123,7 +123,7 @@ class QueryPlanner:
         if share <= 0 or docs <= 0:
             return set()
         above = max(share * docs, self._cfg.search_common_word_pages)
-        return {w for w, per_field in by_word.items() if max(per_field.values()) > above}
+        return {w for w in words if w in by_word and max(by_word[w].values()) > above}
 
     # --- leaves
 
