@@ -11,10 +11,10 @@ of listing them.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
+from services.api.result_cache import ResultCache
 from services.common.ports import SearchIndex
 
 log = logging.getLogger(__name__)
@@ -22,15 +22,13 @@ log = logging.getLogger(__name__)
 # More sites than this are typed, not picked from a list (a select of thousands of
 # options is neither usable nor cheap to send).
 SELECT_LIMIT = 200
+_KEY = "sites"
 
 
 class SiteChoices:
     def __init__(self, index: SearchIndex, ttl_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._index = index
-        self._ttl_s = ttl_s
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._cached: tuple[object, float, list[str]] | None = None
+        self._cache = ResultCache(1, ttl_s, clock)  # one entry, on the result cache's terms
 
     def sites(self) -> list[str]:
         """Every site of the index, sorted; [] when the index cannot say (the filter is a
@@ -39,17 +37,13 @@ class SiteChoices:
             version = self._index.view_version()
         except Exception:  # noqa: BLE001 - as for the listing below
             version = None
-        with self._lock:
-            cached = self._cached
+        cached: list[str] | None = self._cache.get(_KEY, version)
         if cached is not None:
-            stored_version, stored_at, sites = cached
-            if stored_version == version and (version is not None or self._clock() - stored_at < self._ttl_s):
-                return sites
+            return cached
         try:
             sites = self._index.sites()
         except Exception:
             log.exception("cannot list sites for the filter")
             return []
-        with self._lock:
-            self._cached = (version, self._clock(), sites)
+        self._cache.put(_KEY, version, sites)
         return sites
