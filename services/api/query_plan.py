@@ -55,6 +55,7 @@ class Plan:
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
 Scales = dict[tuple[str, str], float]  # (field, word) -> factor on the field's boost
+DocFreqs = tuple[int, dict[str, dict[str, int]]]  # (pages in the index, word -> field -> pages holding it)
 # Fields whose idf is bounded by the collection's (BM25F-style); sub-words are parts, not words.
 _SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body_tokens")
 
@@ -69,7 +70,7 @@ class QueryPlanner:
         self._cfg = cfg
         self._term_stats = term_stats
 
-    def doc_freqs(self, words: Sequence[str]) -> tuple[int, dict[str, dict[str, int]]]:
+    def doc_freqs(self, words: Sequence[str]) -> DocFreqs:
         """(pages in the index, each word's document frequency per word field), in one
         round trip to the index; empty without term statistics."""
         words = [w for w in dict.fromkeys(words) if w]
@@ -82,7 +83,7 @@ class QueryPlanner:
             by_word.setdefault(w, {})[f] = df
         return docs, by_word
 
-    def field_scales(self, words: Sequence[str], freqs: tuple[int, dict[str, dict[str, int]]] | None = None) -> Scales:
+    def field_scales(self, freqs: DocFreqs) -> Scales:
         """Field weights that keep a word's idf in one field within ``search_field_idf_cap``
         times its idf over the whole collection.
 
@@ -99,7 +100,7 @@ class QueryPlanner:
         cap = self._cfg.search_field_idf_cap
         if cap <= 0:
             return scales
-        docs, by_word = freqs if freqs is not None else self.doc_freqs(words)
+        docs, by_word = freqs
         for w, per_field in by_word.items():
             collection = _idf(docs, max(per_field.values()))
             for f, df in per_field.items():
@@ -107,7 +108,7 @@ class QueryPlanner:
                     scales[(f, w)] = min(1.0, cap * collection / _idf(docs, df))
         return scales
 
-    def _common(self, words: Sequence[str], freqs: tuple[int, dict[str, dict[str, int]]]) -> set[str]:
+    def _common(self, words: Sequence[str], freqs: DocFreqs) -> set[str]:
         """The words held by more than ``search_common_word_share`` of the pages and by
         more than ``search_common_word_pages`` pages.
 
@@ -187,7 +188,7 @@ class QueryPlanner:
         free = [p.text for p in parsed.parts if not p.quoted]
         words = [w for t in free for w in segment(t) + (subwords(t) if any_clause else [])]
         freqs = self.doc_freqs(words + [n for w in words for n in synonyms(w)])
-        scales = self.field_scales(words, freqs)
+        scales = self.field_scales(freqs)
         clauses: list[Node] = []
         clause_words: dict[int, str] = {}  # id of a clause made of one free-text word -> the word
         optional: list[Node] = []
@@ -247,7 +248,7 @@ class QueryPlanner:
 
     def _set_common_aside(
         self, clauses: list[Node], clause_words: dict[int, str], minimum: int,
-        freqs: tuple[int, dict[str, dict[str, int]]],
+        freqs: DocFreqs,
     ) -> tuple[list[Node], list[Node], int]:  # fmt: skip
         """(the clauses that select pages, the common words' clauses that only score,
         the minimum of the first): the minimum is the usual share of the selecting
