@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.resource_use import status_kib
+
 SEED = 1
 TEXTS = 5000  # distinct anchor texts, like a site's titles: each target is linked by its own
 CHANGED_SHARE = 0.01  # pages that gain a link between the cold run and the warm one
@@ -191,13 +193,13 @@ def rank(redis_url: str, plan_file: str) -> dict[str, Any]:
         from services.common.analysis.words import segment
 
         segment("预热")
-        rss_before = _status_kib("VmRSS")
+        rss_before = status_kib("VmRSS")
         cold = _timed_run(ranker, index, clock)
         plan = json.loads(Path(plan_file).read_text())
         store(graph, plan)
         warm = _timed_run(ranker, index, clock)
         bus.close()
-    peak = _status_kib("VmHWM")
+    peak = status_kib("VmHWM")
     return {"cold": cold, "warm": warm, "changed_pages": len(plan), "rss_before_kib": rss_before, "peak_rss_kib": peak}
 
 
@@ -239,16 +241,6 @@ def recrawl_plan(nodes: int, edges: int) -> list[tuple[str, list[tuple[str, str]
         targets = dst[bounds[node] : bounds[node + 1]].tolist() + [int(rng.integers(0, nodes))]
         plan.append((url(node), [(url(t), anchor(node, t)) for t in targets]))
     return plan
-
-
-def _status_kib(field: str) -> int:
-    """A line of /proc/self/status, in KiB. VmHWM rather than getrusage's ru_maxrss:
-    Linux carries ru_maxrss across fork and exec, so a child would report its parent's
-    peak when that was higher (the parent holds networkx's graph at one point)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 COMMANDS: dict[str, Callable[..., dict[str, Any]]] = {"load": load, "bulk-load": bulk_load, "rank": rank}

@@ -34,26 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from bench.resource_use import dir_bytes, status_kib
+
 PROGRESS_EVERY = 50_000  # documents between two progress lines (at a commit)
 STATE_EVERY = 10_000  # documents between two saves of the figures, for a resumed build
-
-
-def status_kib(field: str, pid: int | str = "self") -> int:
-    """A line of /proc/PID/status, in KiB (VmHWM, not getrusage's ru_maxrss, which
-    Linux carries across fork and exec: see ``bench.pagerank_child``); 0 once the
-    process is gone."""
-    try:
-        text = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    for line in text.splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    return 0
-
-
-def dir_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def ranks(pages_arg: str, out: str) -> dict[str, Any]:

@@ -202,7 +202,7 @@ def profile(cfg: Any, queries: list[str], out: Path | None, top: int = 15) -> li
 
 
 def main(argv: list[str]) -> dict[str, Any]:
-    from bench.scale_index import status_kib
+    from bench.resource_use import status_kib
     from services.common.settings import Settings
 
     data_dir, queries_file = Path(argv[0]), Path(argv[1])

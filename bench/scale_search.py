@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.fts5_baseline import Fts5Index, Fts5Row, rowid_of, segmented
+from bench.resource_use import dir_bytes
 from bench.search_bench import Query, SearchComparison, run_search_bench
 from services.common.bootstrap import build_search_index
 from services.common.model import IndexDoc, PageEvent
@@ -35,10 +36,6 @@ class ScaleResults:
     bytes_with_grams: int
     bytes_without_grams: int
     bytes_fts5: int
-
-
-def _dir_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def _copies(docs: Sequence[IndexDoc], rows: Sequence[Fts5Row], n: int) -> Iterator[tuple[IndexDoc, Fts5Row]]:
@@ -97,8 +94,8 @@ def run_scale_bench(pages: Sequence[PageEvent], n: int, queries: Sequence[Query]
         docs=with_grams.docs,
         with_grams=with_grams,
         without_grams=without_grams,
-        bytes_with_grams=_dir_bytes(with_dir),
-        bytes_without_grams=_dir_bytes(without_dir),
+        bytes_with_grams=dir_bytes(with_dir),
+        bytes_without_grams=dir_bytes(without_dir),
         bytes_fts5=fts5_path.stat().st_size,
     )
 

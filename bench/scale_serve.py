@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.load_bench import PY, Target, running
-from bench.scale_index import status_kib
+from bench.resource_use import status_kib
 from bench.scale_latency import WARM_UP
 
 UI_QUERIES = 100  # of the same queries, also asked of the web UI's results page
