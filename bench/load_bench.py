@@ -64,10 +64,15 @@ class Target:
     env: dict[str, str]
 
 
+def server_env(data_dir: Path, port: int) -> dict[str, str]:
+    """A measured server's environment: the index, the port, and /metrics on port 0 (any
+    free port, never colliding with another server on the machine)."""
+    return {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
+            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}  # fmt: skip
+
+
 def targets(data_dir: Path, port: int, workers: int) -> list[Target]:
-    # Port 0: /metrics on any free port, never colliding with another server on the machine.
-    base = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
-            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}
+    base = server_env(data_dir, port)
     return [
         Target("tansuo serve", [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port),
                                 "--workers", str(workers)], base),
@@ -79,9 +84,7 @@ def targets(data_dir: Path, port: int, workers: int) -> list[Target]:
 
 def comparison_targets(data_dir: Path, port: int) -> list[Target]:
     """Other servers on the same app, and gunicorn with other worker shapes."""
-    # Port 0: /metrics on any free port, never colliding with another server on the machine.
-    base = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
-            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}
+    base = server_env(data_dir, port)
     serve = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
     bin_dir = Path(PY).parent
     return [

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.load_bench import PY, Target, running
+from bench.load_bench import PY, Target, running, server_env
 from bench.resource_use import status_kib
 from bench.scale_latency import WARM_UP
 
@@ -49,8 +49,7 @@ def serve_latency(data_dir: Path, queries: Sequence[str], log_dir: Path) -> dict
     """Answers to ``queries`` over HTTP (the first ``WARM_UP`` untimed) and the server's
     processes' memory afterwards."""
     port = _free_port()
-    env = {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
-           "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}  # fmt: skip
+    env = server_env(data_dir, port)
     argv = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
     target = Target("tansuo serve (scale)", argv, env)
     times: list[float] = []
