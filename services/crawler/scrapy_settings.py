@@ -89,7 +89,7 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
         "STATS_CLASS": "scrapy.statscollectors.DummyStatsCollector",
         "TANSUO_ALLOW_PRIVATE_NETWORKS": cfg.crawler_allow_private_networks,
         # How often the bus is polled when the engine has room; see frontier_scheduler.
-        "TANSUO_POLL_INTERVAL_S": 0.025,
+        "TANSUO_POLL_INTERVAL_S": 0.01,
         "TELNETCONSOLE_ENABLED": False,
         "TWISTED_DNS_RESOLVER": _GUARD_RESOLVER if guard else _DEFAULT_RESOLVER,
         "USER_AGENT": cfg.crawler_user_agent,
