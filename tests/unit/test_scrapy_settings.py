@@ -37,3 +37,15 @@ def test_spider_output_is_not_fanned_out_to_a_hundred_workers():
     cfg = scrapy_settings(Settings(data_dir=Path("unused")))
     assert cfg["CONCURRENT_ITEMS"] == 1
     assert _components("SPIDER_MIDDLEWARES") == ["scrapy.spidermiddlewares.start.StartSpiderMiddleware"]
+
+
+def test_the_per_response_callback_source_check_is_off_and_not_needed():
+    # Scrapy's check re-read the callback's source for every page (its cache is keyed
+    # by the bound method); it is off, so our callbacks must never return a value.
+    from scrapy.utils.misc import is_generator_with_return_value
+
+    from services.crawler.spider import TansuoSpider
+
+    assert scrapy_settings(Settings(data_dir=Path("unused")))["WARN_ON_GENERATOR_RETURN_VALUE"] is False
+    for callback in (TansuoSpider.parse, TansuoSpider.on_error):
+        assert not is_generator_with_return_value(callback)
