@@ -155,3 +155,17 @@ def test_s3_oversized_metadata_goes_to_one_sidecar_and_old_ones_are_removed(
     stat = client.stat_object(t.bucket, f"pages/{key[:2]}/{key}")
     assert sidecars == [f"page-meta/{key[:2]}/{key}/{stat.metadata['x-amz-meta-meta-ref']}.json"]
     assert store.get(key) == page(headers={**big, "date": "fetch 2"})
+
+
+def test_a_fan_out_directory_removed_while_running_is_made_again(tmp_path: Path) -> None:
+    # The file store remembers which directories it made; a cleanup must not break it.
+    store = FilePageStore(tmp_path / "pages")
+    first = page()
+    key = url_fingerprint(first.url)
+    store.put(key, first)
+    (tmp_path / "pages" / key[:2] / key).unlink()
+    (tmp_path / "pages" / key[:2]).rmdir()
+    second = page(body=b"<html>again</html>")
+    store.put(key, second)
+    assert store.get(key) == second
+    assert not list((tmp_path / "pages").rglob("*.tmp"))

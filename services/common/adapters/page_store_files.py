@@ -9,23 +9,42 @@ from pathlib import Path
 from services.common.model import StoredPage
 
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+
+
 class FilePageStore:
     """Each page is ``<root>/<key[:2]>/<key>``: a JSON header line, then the raw bytes."""
 
     def __init__(self, root: Path) -> None:
         self._root = root
         root.mkdir(parents=True, exist_ok=True)
+        self._made: set[str] = set()  # fan-out directories known to exist
 
     def _path(self, key: str) -> Path:
         return self._root / key[:2] / key
 
     def put(self, key: str, page: StoredPage) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{key}.{os.getpid()}.tmp")
+        # Plain os calls, and each fan-out directory made once: the mkdir and the
+        # buffered file object of pathlib cost the crawler more than the write itself.
+        folder = os.path.join(self._root, key[:2])
+        if folder not in self._made:
+            os.makedirs(folder, exist_ok=True)
+            self._made.add(folder)
+        path = os.path.join(folder, key)
+        tmp = f"{path}.{os.getpid()}.tmp"
         header = json.dumps(page.meta(), ensure_ascii=False).encode("utf-8")
-        tmp.write_bytes(header + b"\n" + page.body)
-        tmp.replace(path)  # atomic rename: a crash never leaves half a page behind
+        try:
+            fd = os.open(tmp, _NEW_FILE, 0o644)
+        except FileNotFoundError:  # the directory was removed under us (a cleanup)
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, _NEW_FILE, 0o644)
+        try:
+            view = memoryview(header + b"\n" + page.body)
+            while view:  # os.write may write less than it is given
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)  # atomic rename: a crash never leaves half a page behind
 
     def get(self, key: str) -> StoredPage | None:
         try:
