@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 # Errors that another try will not fix: the URL is finished, not retried.
 _FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
 _MAX_HOST_SLOWDOWN_S = 3600.0
+# Lease and robots.txt expiry runs at most this often (see Frontier._expire).
+EXPIRY_INTERVAL_S = 1.0
 # Answered twice in a row, the page leaves the index: it is gone, or no longer public
 # (401, 403: behind a login now; 451: withdrawn for legal reasons), and a search
 # result that leads to either is a dead end.
@@ -55,6 +57,7 @@ class Frontier:
         self.clock = clock
         self.robots = RobotsRules(cfg.crawler_user_agent)
         self.limits = UrlLimits.from_settings(cfg)
+        self._expiry_due: dict[frozenset[int] | None, float] = {}
 
     # --- admitting URLs ---------------------------------------------------------------
 
@@ -176,11 +179,7 @@ class Frontier:
         """Jobs that may be fetched now without breaking any host's politeness, from the
         hosts of ``shards`` (None: every host; see FrontierState)."""
         now = self.clock()
-        self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s, shards)
-        # A robots.txt job can be lost like any other; its host must not wait forever.
-        for host in self.state.expire_robots_claims(now, self.cfg.frontier_lease_timeout_s, shards):
-            log.warning("robots.txt of %s never reported back; it will be fetched again", host)
-        self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s, shards)
+        self._expire(now, shards)
         jobs = [self._robots_job(h) for h in self.state.claim_robots(now, limit, shards)]
         room = self._page_room()
         if room > 0 and len(jobs) < limit:
@@ -194,6 +193,20 @@ class Frontier:
                 if job is not None:
                     jobs.append(job)
         return jobs
+
+    def _expire(self, now: float, shards: Collection[int] | None) -> None:
+        """Lost leases and stale robots.txt, looked for at most once a second per set of
+        shards: each is a write transaction, and a busy scheduler dispatches after
+        every outcome, while the timeouts they enforce are tens of seconds or more."""
+        key = frozenset(shards) if shards is not None else None
+        if now < self._expiry_due.get(key, 0.0):
+            return
+        self._expiry_due[key] = now + EXPIRY_INTERVAL_S
+        self.state.expire_leases(now, self.cfg.frontier_lease_timeout_s, shards)
+        # A robots.txt job can be lost like any other; its host must not wait forever.
+        for host in self.state.expire_robots_claims(now, self.cfg.frontier_lease_timeout_s, shards):
+            log.warning("robots.txt of %s never reported back; it will be fetched again", host)
+        self.state.expire_robots(now - self.cfg.frontier_robots_ttl_s, shards)
 
     def release_unsent(self, jobs: Sequence[FetchJob]) -> None:
         """Take back jobs that were leased but could not be sent (the bus refused them):

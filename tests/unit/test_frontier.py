@@ -364,6 +364,22 @@ def test_an_expired_lease_returns_to_the_queue(state):
     assert f.state.url_state(job.url)[0] == "leased"
 
 
+def test_lost_leases_are_looked_for_once_a_second_not_on_every_dispatch(state):
+    # Expiry is a write transaction; a busy scheduler dispatches after every outcome.
+    clock = Clock(1_000_000.0)
+    f = make_frontier(state, clock, frontier_lease_timeout_s=60, frontier_host_delay_s=0,
+                      frontier_host_parallelism=1)
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    clock.now += 59.5
+    assert f.dispatch() == []  # expiry ran here: the lease still had half a second
+    clock.now += 0.8
+    assert f.dispatch() == []  # expired now, but looked for again only a second later
+    clock.now += 0.3
+    (again,) = f.dispatch()
+    assert again.url == job.url and again.lease_id != job.lease_id
+
+
 def test_a_redirect_queues_its_target_in_scope_only(state):
     clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=0)
