@@ -31,6 +31,7 @@ from bench.load_bench import PY
 from bench.scale_corpus import NEWS_SHARE, cache_dir, hosts_for, load_corpus, page_event
 from bench.scale_latency import WARM_UP
 from bench.scale_queries import draw
+from bench.scale_report import TARGET_RSS_BYTES
 from bench.scale_serve import serve_latency
 
 REPO = Path(__file__).resolve().parent.parent
@@ -90,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=int, action="append",
                         help="with --step measure: the index in WORK/N (N pages; a build paused part-way may be "
                              "measured through a link WORK/N -> WORK/PAGES)")  # fmt: skip
+    parser.add_argument("--memory-limit", type=int, default=TARGET_RSS_BYTES,
+                        help="with --step measure: also serve under a memory cgroup of this many bytes "
+                             "(bench/memory_cgroup.py; needs root), 0 not to")  # fmt: skip
     parser.add_argument("--fresh", action="store_true", help="throw away an earlier build in WORK first")
     parser.add_argument("--write", action="store_true", help="put the section into docs/benchmarks.md")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
@@ -171,6 +175,10 @@ def measure(args: argparse.Namespace, pages: int) -> None:
     serve = serve_latency(data_dir, queries, args.work)
     load["after serving"] = os.getloadavg()[0]
     out = {"when": when, "commit": machine.describe().commit, "search": search, "serve": serve, "load": load}
+    if args.memory_limit:
+        _log(f"searching {pages:,} pages through tansuo serve under a memory limit of {args.memory_limit:,} bytes ...")
+        out["serve_limited"] = serve_latency(data_dir, queries, args.work, memory_limit=args.memory_limit)
+        load["after serving, limited"] = os.getloadavg()[0]
     (args.work / f"measure-{pages}.json").write_text(json.dumps(out))
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.load_bench import PY, Target, running, server_env
+from bench.memory_cgroup import MemoryCgroup, drop_cached_pages
 from bench.resource_use import status_kib
 from bench.scale_latency import WARM_UP
 
@@ -45,13 +46,32 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_latency(data_dir: Path, queries: Sequence[str], log_dir: Path) -> dict[str, Any]:
+def serve_latency(
+    data_dir: Path, queries: Sequence[str], log_dir: Path, memory_limit: int | None = None
+) -> dict[str, Any]:
     """Answers to ``queries`` over HTTP (the first ``WARM_UP`` untimed) and the server's
-    processes' memory afterwards."""
+    processes' memory afterwards. With ``memory_limit`` (bytes), the server runs in a
+    memory cgroup of that limit, its index evicted from the page cache first (see
+    bench/memory_cgroup.py); {"unavailable": reason} when no cgroup can be made here."""
     port = _free_port()
     env = server_env(data_dir, port)
     argv = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
-    target = Target("tansuo serve (scale)", argv, env)
+    if memory_limit is None:
+        return _measure(Target("tansuo serve (scale)", argv, env), port, queries, log_dir)
+    group = MemoryCgroup.create(f"tansuo-bench-{os.getpid()}", memory_limit)
+    if group is None:
+        return {"unavailable": "no memory cgroup could be made (root and a memory controller are needed)"}
+    try:
+        evicted = drop_cached_pages(data_dir / "index")
+        result = _measure(Target("tansuo serve (scale, limited)", group.wrap(argv), env), port, queries, log_dir)
+        result.update(memory_limit=group.limit_bytes(), cgroup_peak=group.peak_bytes(),
+                      oom_kills=group.oom_kills(), evicted_bytes=evicted)  # fmt: skip
+        return result
+    finally:
+        group.remove()
+
+
+def _measure(target: Target, port: int, queries: Sequence[str], log_dir: Path) -> dict[str, Any]:
     times: list[float] = []
     statuses: dict[int, int] = {}
     with running(target, port, log_dir) as proc:
