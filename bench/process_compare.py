@@ -58,6 +58,7 @@ class Run:
     pages: int
     wall_s: float
     cpu_s: float
+    fetch_s: float  # the site server's first request to its last: the wall time less start-up and wind-down
 
     @property
     def pages_per_s(self) -> float:
@@ -94,7 +95,8 @@ def _measure(server: SiteServer, cmd: list[str], env: dict[str, str]) -> Run:
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:5])} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     pages = [r for r in server.requests if r.method == "GET" and r.path not in HOUSEKEEPING]
-    return Run(len(pages), wall, _children_cpu() - cpu_before)
+    span = server.requests[-1].time - server.requests[0].time if server.requests else 0.0
+    return Run(len(pages), wall, _children_cpu() - cpu_before, span)
 
 
 def _tansuo(processes: str, host_parallelism: int = 0):  # noqa: ANN202
@@ -124,9 +126,11 @@ def _row(label: str, runs: list[Run], one: list[Run], scrapy: list[Run]) -> str:
     vs_one = rate / med(one, lambda r: r.pages_per_s)
     vs_scrapy = rate / med(scrapy, lambda r: r.pages_per_s)
     cpu_vs_scrapy = cpu / med(scrapy, lambda r: r.cpu_ms_per_page)
+    fetching = med(runs, lambda r: r.pages / r.fetch_s)
+    fetching_vs_scrapy = fetching / med(scrapy, lambda r: r.pages / r.fetch_s)
     return (f"| {label} | {med(runs, lambda r: r.pages):.0f} | {med(runs, lambda r: r.wall_s):.1f} | "
             f"**{rate:.1f}** ({rates[0]:.1f}–{rates[-1]:.1f}) | **{cpu:.1f}** ({cpus[0]:.1f}–{cpus[-1]:.1f}) | "
-            f"{vs_one:.2f} | {vs_scrapy:.2f} | {cpu_vs_scrapy:.2f} |")  # fmt: skip
+            f"{vs_one:.2f} | {vs_scrapy:.2f} | {cpu_vs_scrapy:.2f} | {fetching:.1f} | {fetching_vs_scrapy:.2f} |")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=default_cache().parent / "libreoffice-help-site")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--write", action="store_true", help=f"write the section into {DOCS.relative_to(REPO)}")
+    parser.add_argument("--reading", type=Path, help="a hand-written reading of the figures to put under them")
     args = parser.parse_args(argv)
     ctypes.CDLL(ctypes.util.find_library("c")).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     byte_compile(REPO)
@@ -166,7 +171,11 @@ def _render(args: argparse.Namespace, runs: dict[str, list[Run]], load: tuple[fl
         "process a run started (the index process included), pages are the site server's count; medians, "
         "ranges in brackets.\n\n"
         "| crawler | pages | wall s | pages/s (range) | CPU ms a page (range) | pages/s ÷ one process "
-        "| pages/s ÷ Scrapy | CPU a page ÷ Scrapy |\n|---|---|---|---|---|---|---|---|\n" + rows + "\n"
+        "| pages/s ÷ Scrapy | CPU a page ÷ Scrapy | pages/s while fetching | ÷ Scrapy's |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n" + rows + "\n"
+        "\n*Pages/s* is pages ÷ the whole wall time, start-up and wind-down (the last index commit and PageRank) "
+        "included; *while fetching* is pages ÷ the site server's first request to its last.\n"
+        + (f"\n{args.reading.read_text(encoding='utf-8').strip()}\n" if args.reading else "")
     )
 
 

@@ -27,6 +27,9 @@ from bench.resource_use import status_kib
 from bench.scale_latency import WARM_UP
 
 UI_QUERIES = 100  # of the same queries, also asked of the web UI's results page
+# Under a memory limit too small for the index's working set the server may page for
+# minutes a query: the run then stops asking after this long and says how far it got.
+LIMITED_DEADLINE_S = 180.0
 
 
 def _children(pid: int) -> list[int]:
@@ -63,7 +66,8 @@ def serve_latency(
         return {"unavailable": "no memory cgroup could be made (root and a memory controller are needed)"}
     try:
         evicted = drop_cached_pages(data_dir / "index")
-        result = _measure(Target("tansuo serve (scale, limited)", group.wrap(argv), env), port, queries, log_dir)
+        target = Target("tansuo serve (scale, limited)", group.wrap(argv), env)
+        result = _measure(target, port, queries, log_dir, deadline_s=LIMITED_DEADLINE_S)
         result.update(memory_limit=group.limit_bytes(), cgroup_peak=group.peak_bytes(),
                       oom_kills=group.oom_kills(), evicted_bytes=evicted)  # fmt: skip
         return result
@@ -71,8 +75,12 @@ def serve_latency(
         group.remove()
 
 
-def _measure(target: Target, port: int, queries: Sequence[str], log_dir: Path) -> dict[str, Any]:
+def _measure(
+    target: Target, port: int, queries: Sequence[str], log_dir: Path, deadline_s: float | None = None
+) -> dict[str, Any]:
+    """``deadline_s``: stop asking after this long (``stopped_after_s`` then says so)."""
     times: list[float] = []
+    stopped = 0.0
     statuses: dict[int, int] = {}
     with running(target, port, log_dir) as proc:
         # VmHWM counts the index pages a process has touched through its memory map; the
@@ -87,8 +95,12 @@ def _measure(target: Target, port: int, queries: Sequence[str], log_dir: Path) -
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        began = time.monotonic()
         for n, q in enumerate(queries):
+            if deadline_s is not None and time.monotonic() - began > deadline_s:
+                stopped = time.monotonic() - began
+                break
             path = "/api/search?" + urllib.parse.urlencode({"q": q, "size": 10})
             started = time.perf_counter()
             connection.request("GET", path)
@@ -100,7 +112,7 @@ def _measure(target: Target, port: int, queries: Sequence[str], log_dir: Path) -
         # The web UI's results page also lists every site for its filter (index.sites()).
         ui_times: list[float] = []
         ui_bytes = 0
-        for q in queries[WARM_UP : WARM_UP + UI_QUERIES]:
+        for q in queries[WARM_UP : WARM_UP + UI_QUERIES] if not stopped else ():
             started = time.perf_counter()
             connection.request("GET", "/?" + urllib.parse.urlencode({"q": q}))
             response = connection.getresponse()
@@ -113,4 +125,5 @@ def _measure(target: Target, port: int, queries: Sequence[str], log_dir: Path) -
         for k, child in enumerate(_children(proc.pid)):
             processes[f"worker {k + 1}"] = _memory(child)
     return {"ms": times, "statuses": statuses, "processes": processes, "load1": os.getloadavg()[0],
-            "ui_ms": ui_times, "ui_bytes": ui_bytes, "peak_anon_kib": peak_anon[0]}  # fmt: skip
+            "ui_ms": ui_times, "ui_bytes": ui_bytes, "peak_anon_kib": peak_anon[0],
+            "asked": len(queries) - WARM_UP, "stopped_after_s": stopped}  # fmt: skip

@@ -113,6 +113,10 @@ class Settings(BaseSettings):
     index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index
     index_replicas: int = Field(default=1, ge=0)  # 0 on a single-node cluster
     index_timeout_s: float = Field(default=30.0, gt=0)  # client request timeout
+    # Embedded index (tantivy) readers advise the kernel that they read the index's
+    # mapped files at random (services/common/adapters/mmap_advice.py): no read-ahead,
+    # which under a memory limit evicts the pages searches need.
+    index_random_access: bool = True
 
     # --- indexer
     # The indexer commits every interval, or sooner once this many writes are pending.

@@ -50,3 +50,12 @@ def test_dropping_cached_pages_counts_the_files_it_asked_about(tmp_path: Path) -
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b").write_bytes(b"y" * 5_000)
     assert drop_cached_pages(tmp_path) == 15_000
+
+
+def test_reading_into_the_page_cache_reads_every_file(tmp_path: Path) -> None:
+    from bench.memory_cgroup import read_into_page_cache
+
+    (tmp_path / "a").write_bytes(b"x" * (5 << 20))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b").write_bytes(b"y" * 7)
+    assert read_into_page_cache(tmp_path) == (5 << 20) + 7

@@ -26,6 +26,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.adapters.mmap_advice import RandomAccessAdvice
 from services.common.adapters.stored_hit_cache import StoredHitCache
 from services.common.analysis import document_grams
 from services.common.model import (
@@ -195,6 +196,8 @@ class TantivySearchIndex:
         self._meta_stamp: tuple[int, int, int] | None = None
         self._views = 0  # searcher views loaded so far: the view_version
         self._hits = StoredHitCache(cfg.search_doc_cache_entries)
+        # Readers only: a writer's merges read segments front to back.
+        self._advice = RandomAccessAdvice(self._path) if read_only and cfg.index_random_access else None
         if read_only:
             if not self._path.is_dir() or not tantivy.Index.exists(str(self._path)):
                 raise IndexUnavailable(
@@ -244,6 +247,8 @@ class TantivySearchIndex:
                 return
             self._meta_stamp = stamp
             self._views += 1
+            if self._advice is not None:
+                self._advice.apply()  # the new view's segments are mapped now
 
     def _refresh(self) -> None:
         # meta.json is replaced atomically on every commit, so a stat is enough to
