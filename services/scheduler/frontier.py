@@ -31,6 +31,9 @@ _FINAL_ERRORS = {"private_address", "too_large", "not_html", "bad_url"}
 _MAX_HOST_SLOWDOWN_S = 3600.0
 # Lease and robots.txt expiry runs at most this often (see Frontier._expire).
 EXPIRY_INTERVAL_S = 1.0
+# A host's clock restarts when the crawler saw its response end, up to this long before
+# the outcome reached the scheduler (see Frontier._fetch_ended).
+RELEASE_CREDIT_S = 0.25
 # Answered twice in a row, the page leaves the index: it is gone, or no longer public
 # (401, 403: behind a login now; 451: withdrawn for legal reasons), and a search
 # result that leads to either is a dead end.
@@ -323,6 +326,18 @@ class Frontier:
         )
         self.state.update_host(info.host, update, now, release=True)
 
+    @staticmethod
+    def _fetch_ended(event: PageEvent, now: float) -> float:
+        """When the host's politeness clock restarts: when the crawler saw the response
+        end (``fetched_at``), not when the outcome reached the scheduler, which is later
+        by the trip through the crawler's pipeline and the bus (tens of milliseconds
+        embedded, more through a broker): each such delay otherwise adds to every gap a
+        host waits. At most ``RELEASE_CREDIT_S`` is credited, so a crawler whose clock
+        runs behind the scheduler's cannot shorten a delay by more than that."""
+        if not event.fetched_at or event.fetched_at >= now:
+            return now
+        return max(event.fetched_at, now - RELEASE_CREDIT_S)
+
     def _backoff(self, failures: int) -> float:
         return min(self.cfg.frontier_failure_backoff_s * 2 ** (failures - 1), _MAX_HOST_SLOWDOWN_S)
 
@@ -338,7 +353,7 @@ class Frontier:
         if removals and publish_removals is not None:
             publish_removals(removals)
         # The host's update and the release of its slot go with the outcome, atomically.
-        if not self.state.finish(event.url, event.lease_id, update, host_update, now):
+        if not self.state.finish(event.url, event.lease_id, update, host_update, self._fetch_ended(event, now)):
             return []  # another scheduler recorded it meanwhile
         if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)

@@ -108,6 +108,38 @@ def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
     assert len(f.dispatch()) == 1
 
 
+def test_the_delay_counts_from_when_the_crawler_saw_the_response_end(state):
+    # Not from when the outcome reached the scheduler, later by the trip through the
+    # crawler's pipeline and the bus.
+    clock = Clock(1_000_000.0)
+    f = make_frontier(state, clock, frontier_host_delay_s=2.0)
+    f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    ended = clock.now + 0.5
+    clock.now += 0.6
+    f.complete(answer(job, fetched_at=ended))
+    clock.now = ended + 1.95
+    assert f.dispatch() == []
+    clock.now = ended + 2.05
+    assert len(f.dispatch()) == 1
+
+
+def test_a_crawler_clock_far_behind_shortens_the_delay_by_a_quarter_second_at_most(state):
+    clock = Clock(1_000_000.0)
+    f = make_frontier(state, clock, frontier_host_delay_s=2.0)
+    f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
+    open_host(f, clock)
+    (job,) = f.dispatch()
+    clock.now += 1.0
+    recorded = clock.now
+    f.complete(answer(job, fetched_at=recorded - 3600))  # a crawler an hour behind
+    clock.now = recorded + 1.7
+    assert f.dispatch() == []
+    clock.now = recorded + 1.8
+    assert len(f.dispatch()) == 1
+
+
 def test_a_lost_robots_job_does_not_strand_its_host(state):
     clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_lease_timeout_s=60)
