@@ -24,9 +24,9 @@ What it does, in order:
 The bound is the frontier's rule read literally: with a delay, a host has one fetch in
 flight and the next may start ``delay`` after the last one ended, so no crawl, however
 many crawlers it runs, fetches more than hosts ÷ delay pages a second. The frontier
-counts "ended" from when the scheduler records the outcome, so each host's real cycle
-is the delay plus the round trip through the crawler and the bus: the median gap shows
-it. robots.txt and the sitemap probe take a slot of each host too, and are not pages.
+counts "ended" from the response's end as the crawler saw it, crediting up to 0.25 s of
+the trip back through the bus, so each host's real cycle is the delay plus the fetch and
+any round trip beyond that credit: the median gap shows it. robots.txt and the sitemap probe take a slot of each host too, and are not pages.
 """
 
 from __future__ import annotations

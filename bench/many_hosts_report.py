@@ -112,9 +112,10 @@ def render(r: ManyHostResults, heading: str = HEADING) -> str:
         *(_work_row(run, m.cores) for run in r.runs),
         "",
         "What bounds these figures: the frontier lets a host with a delay have one fetch in flight and starts its "
-        "clock again when the scheduler records the outcome, so a host's cycle is the delay plus the round trip "
-        "(lease, bus, fetch, page event back, recorded), and robots.txt and the sitemap probe each take a cycle "
-        f"of every host before its pages. Median cycle per host: {_cycles(r)}. *Held back by* reads each row: "
+        "clock again from the end of the response as the crawler saw it (up to 0.25 s before the scheduler records "
+        "the outcome), so a host's cycle is the delay plus the fetch and whatever of the round trip (lease, bus, "
+        "fetch, page event back, recorded) the credit does not cover, and robots.txt and the sitemap probe each "
+        f"take a cycle of every host before its pages. Median cycle per host: {_cycles(r)}. *Held back by* reads each row: "
         f"politeness at {POLITENESS_BOUND_SHARE:.0%} of the bound or more, else CPU when "
         f"{CPU_BOUND_SHARE:.0%} of the {m.cores} cores or more were busy (\"shared with other work\" when the crawl's "
         "own share was below that), else the round trip.",
