@@ -117,6 +117,10 @@ class Settings(BaseSettings):
     # mapped files at random (services/common/adapters/mmap_advice.py): no read-ahead,
     # which under a memory limit evicts the pages searches need.
     index_random_access: bool = True
+    # The embedded index's writer keeps the bigram fields of documents it wrote lately,
+    # up to this many characters (about 2 bytes each), so that rewriting a document for
+    # its link fields does not segment its text again (services/common/adapters/gram_cache.py).
+    index_gram_cache_chars: int = Field(default=16_000_000, ge=0)
 
     # --- indexer
     # The indexer commits every interval, or sooner once this many writes are pending.

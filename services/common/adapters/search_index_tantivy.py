@@ -26,6 +26,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.adapters.gram_cache import GramCache
 from services.common.adapters.mmap_advice import RandomAccessAdvice
 from services.common.adapters.stored_hit_cache import StoredHitCache
 from services.common.analysis import document_grams
@@ -144,10 +145,14 @@ def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
     )
 
 
-def _with_grams(doc: IndexDoc) -> IndexDoc:
-    """A stored document with its bigram fields, which the index does not store."""
+def _with_grams(doc: IndexDoc, kept: GramCache | None = None) -> IndexDoc:
+    """A stored document with its bigram fields, which the index does not store: the
+    ones this writer kept when it wrote the document, else built again from its text."""
     if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
         return doc
+    found = kept.grams_of(doc) if kept is not None else None
+    if found is not None:
+        return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1])
     title_grams, body_grams = document_grams(doc.title, doc.headings, doc.body)
     return dataclasses.replace(doc, title_grams=" ".join(title_grams), body_grams=" ".join(body_grams))
 
@@ -196,6 +201,7 @@ class TantivySearchIndex:
         self._meta_stamp: tuple[int, int, int] | None = None
         self._views = 0  # searcher views loaded so far: the view_version
         self._hits = StoredHitCache(cfg.search_doc_cache_entries)
+        self._grams = GramCache(0 if read_only else cfg.index_gram_cache_chars)
         # Readers only: a writer's merges read segments front to back.
         self._advice = RandomAccessAdvice(self._path) if read_only and cfg.index_random_access else None
         if read_only:
@@ -275,7 +281,7 @@ class TantivySearchIndex:
 
     def _committed(self, url: str) -> IndexDoc | None:
         doc = self._stored(url)
-        return _with_grams(doc) if doc is not None else None
+        return _with_grams(doc, self._grams) if doc is not None else None
 
     def _stored(self, url: str) -> IndexDoc | None:
         """The committed document as stored, without the bigram fields (which are
@@ -352,6 +358,7 @@ class TantivySearchIndex:
         writer.delete_documents_by_term("url", doc.url)
         writer.add_document(_to_tantivy(doc))
         self._pending[doc.url] = doc
+        self._grams.keep(doc)
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
         with self._write_lock:
@@ -375,6 +382,7 @@ class TantivySearchIndex:
             for url in urls:
                 writer.delete_documents_by_term("url", url)
                 self._pending[url] = None
+                self._grams.forget(url)
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
         with self._write_lock:

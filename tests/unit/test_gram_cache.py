@@ -1,0 +1,87 @@
+"""Rewriting a document for its link fields reuses the bigram fields the writer built,
+and only for the text they were built from (services/common/adapters/gram_cache.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.common.adapters import search_index_tantivy
+from services.common.adapters.gram_cache import GramCache
+from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.common.model import LinkFields, SearchQuery
+from services.common.query_tree import Phrase
+from services.common.settings import Settings
+from tests.page_events import index_doc
+
+URL = "https://docs.example.cn/install"
+
+
+def _writer(tmp_path: Path, chars: int = 1_000_000) -> TantivySearchIndex:
+    return TantivySearchIndex(tmp_path / "index", Settings(data_dir=tmp_path, index_gram_cache_chars=chars))
+
+
+def _found_by_phrase(index: TantivySearchIndex, text: str) -> list[str]:
+    grams = tuple(text[i : i + 2] for i in range(len(text) - 1))
+    hits = index.search(SearchQuery(tree=Phrase("body_grams", grams), limit=10))
+    return [h.url for h in hits.hits]
+
+
+def _no_segmenting(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object) -> None:
+        raise AssertionError("the bigram fields were built again")
+
+    monkeypatch.setattr(search_index_tantivy, "document_grams", refuse)
+
+
+def test_a_rank_rewrite_after_a_commit_uses_the_kept_bigrams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _writer(tmp_path)
+    index.upsert([index_doc(URL, title="安装 指南", body="安装 软件包 之前 先 更新 索引")])
+    index.commit()
+    _no_segmenting(monkeypatch)
+    index.set_link_fields({URL: LinkFields(pagerank=2.5, rank=1.0, anchors="安装指南", anchors_tokens="安装 指南")})
+    index.commit()
+    assert index.get(URL) is not None  # (get reads the bigrams from the cache too)
+    assert index.get(URL).pagerank == 2.5
+    assert _found_by_phrase(index, "软件包之前先更新") == [URL]
+    index.close()
+
+
+def test_new_text_is_never_given_the_old_bigrams(tmp_path: Path) -> None:
+    index = _writer(tmp_path)
+    index.upsert([index_doc(URL, title="旧 标题", body="旧的 正文 内容")])
+    index.commit()
+    cache: GramCache = index._grams
+    old = index.get(URL)
+    changed = index_doc(URL, title="新 标题", body="全新 的 正文")
+    # The entry is the old text's: a document with other text under the URL gets nothing.
+    assert cache.grams_of(old) is not None and cache.grams_of(changed) is None
+    index.upsert([changed])
+    index.commit()
+    index.set_link_fields({URL: LinkFields(pagerank=1.5, rank=0.5, anchors="", anchors_tokens="")})
+    index.commit()
+    assert _found_by_phrase(index, "全新的正文") == [URL]
+    assert _found_by_phrase(index, "旧的正文内容") == []
+    index.close()
+
+
+def test_without_the_cache_the_bigrams_are_built_again(tmp_path: Path) -> None:
+    index = _writer(tmp_path, chars=0)
+    index.upsert([index_doc(URL, title="安装 指南", body="安装 软件包 之前 先 更新 索引")])
+    index.commit()
+    index.set_link_fields({URL: LinkFields(pagerank=2.5, rank=1.0, anchors="", anchors_tokens="")})
+    index.commit()
+    assert _found_by_phrase(index, "软件包之前先更新") == [URL]
+    index.close()
+
+
+def test_the_cache_keeps_the_latest_documents_within_its_characters() -> None:
+    cache = GramCache(max_chars=60)
+    docs = [index_doc(f"https://e.cn/{i}", body="一二三四五六七八九十") for i in range(5)]
+    for doc in docs:
+        cache.keep(doc)
+    assert cache.chars <= 60
+    assert cache.grams_of(docs[-1]) is not None and cache.grams_of(docs[0]) is None
+    cache.forget(docs[-1].url)
+    assert cache.grams_of(docs[-1]) is None
