@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from scrapy.crawler import CrawlerProcess
+from twisted.python.failure import Failure
 
 from services.common.model import FetchJob
 from services.common.ports import Bus, PageStore
@@ -23,6 +24,7 @@ from services.crawler.page_publisher import PagePublisher
 from services.crawler.scrapy_settings import scrapy_settings
 from services.crawler.spider import TansuoSpider
 
+logger = logging.getLogger(__name__)
 _QUIET_LOGGERS = ("scrapy", "twisted", "protego", "filelock", "charset_normalizer")
 
 
@@ -62,7 +64,8 @@ class CrawlerWorker:
             settings = scrapy_settings(self._cfg) | {"LOG_INSTALL_ROOT_HANDLER": _no_logging_yet()}
             process = CrawlerProcess(settings)
             _quiet_logging()
-            process.crawl(TansuoSpider, session=self._session)
+            started = process.crawl(TansuoSpider, session=self._session)
+            started.addErrback(_stopped_while_starting)
             process.start(stop_after_crawl=True, install_signal_handlers=in_main)
         # After a forced stop the scheduler never closed: commit what was published anyway.
         self._session.publisher.commit_published()
@@ -76,6 +79,17 @@ class CrawlerWorker:
     @property
     def in_flight(self) -> int:
         return self._session.in_flight
+
+
+def _stopped_while_starting(failure: Failure) -> Failure | None:
+    """A Ctrl-C while Scrapy builds its engine (it imports its download handlers then)
+    fails the Deferred of ``crawl()`` with KeyboardInterrupt, which Twisted would print
+    as an unhandled error with a traceback. The user asked to stop, and the crawl ends
+    as a stopped one; any other failure goes on as before."""
+    if failure.check(KeyboardInterrupt):
+        logger.info("stopped while the crawler was starting")
+        return None
+    return failure
 
 
 def _no_logging_yet() -> bool:
