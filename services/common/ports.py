@@ -227,7 +227,9 @@ class FrontierState(Protocol):
         stale or repeated one. With ``host_update``, the same atomic step applies it to
         the URL's host and releases the fetch (``update_host(host, host_update, now,
         release=True)``), so a scheduler killed after the outcome cannot leave its
-        host's slot taken for good."""
+        host's slot taken for good. ``now`` is when the fetch ended, from which the
+        host's delay counts (the frontier passes the crawler's ``fetched_at``, bounded;
+        see Frontier._fetch_ended)."""
     def unlease(self, url: str, now: float, state: str, note: str) -> None: ...
     def expire_leases(self, now: float, timeout_s: float, shards: Collection[int] | None = None) -> int: ...
     def queued_urls(self, host: str) -> list[str]: ...

@@ -97,6 +97,6 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
         # reading its source with ast; its cache is keyed by the bound method, a new
         # object per request, so it parsed the spider's source for every page (7% of
         # the crawl process's CPU). Our one callback returns nothing
-        # (tests/unit/test_spider_callbacks.py).
+        # (tests/unit/test_scrapy_settings.py).
         "WARN_ON_GENERATOR_RETURN_VALUE": False,
     }

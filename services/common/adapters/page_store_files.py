@@ -20,17 +20,17 @@ class FilePageStore:
         root.mkdir(parents=True, exist_ok=True)
         self._made: set[str] = set()  # fan-out directories known to exist
 
-    def _path(self, key: str) -> Path:
-        return self._root / key[:2] / key
+    def _path(self, key: str) -> str:
+        return os.path.join(self._root, key[:2], key)
 
     def put(self, key: str, page: StoredPage) -> None:
         # Plain os calls, and each fan-out directory made once: the mkdir and the
         # buffered file object of pathlib cost the crawler more than the write itself.
-        folder = os.path.join(self._root, key[:2])
+        path = self._path(key)
+        folder = os.path.dirname(path)
         if folder not in self._made:
             os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
-        path = os.path.join(folder, key)
         tmp = f"{path}.{os.getpid()}.tmp"
         header = json.dumps(page.meta(), ensure_ascii=False).encode("utf-8")
         try:
@@ -48,7 +48,8 @@ class FilePageStore:
 
     def get(self, key: str) -> StoredPage | None:
         try:
-            raw = self._path(key).read_bytes()
+            with open(self._path(key), "rb") as f:
+                raw = f.read()
         except FileNotFoundError:
             return None
         header, _, body = raw.partition(b"\n")

@@ -145,12 +145,12 @@ def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
     )
 
 
-def _with_grams(doc: IndexDoc, kept: GramCache | None = None) -> IndexDoc:
+def _with_grams(doc: IndexDoc, kept: GramCache) -> IndexDoc:
     """A stored document with its bigram fields, which the index does not store: the
     ones this writer kept when it wrote the document, else built again from its text."""
     if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
         return doc
-    found = kept.grams_of(doc) if kept is not None else None
+    found = kept.grams_of(doc)
     if found is not None:
         return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1])
     title_grams, body_grams = document_grams(doc.title, doc.headings, doc.body)
