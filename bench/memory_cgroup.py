@@ -97,9 +97,7 @@ def drop_cached_pages(directory: Path) -> int:
     """Ask the kernel to drop the cached pages of every file under ``directory``; returns
     the bytes of the files asked. Pages another process has mapped stay."""
     total = 0
-    for path in directory.rglob("*"):
-        if not path.is_file():
-            continue
+    for path in _files(directory):
         fd = os.open(path, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -114,19 +112,22 @@ def read_into_page_cache(directory: Path) -> int:
     page cache (the machine has RAM to spare) do not pay a cold start, for instance after
     ``drop_cached_pages``. Returns the bytes read."""
     total = 0
-    for path in directory.rglob("*"):
-        if path.is_file():
-            with path.open("rb") as f:
-                while chunk := f.read(1 << 22):
-                    total += len(chunk)
+    for path in _files(directory):
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 22):
+                total += len(chunk)
     return total
+
+
+def _files(directory: Path) -> list[Path]:
+    return [path for path in directory.rglob("*") if path.is_file()]
 
 
 def _own_path(controller: str) -> str | None:
     """This process's cgroup path in the hierarchy that has ``controller`` ("" for v2)."""
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
-        if controllers.split(",") == [controller] or (controller == "" and controllers == ""):
+        if controllers.split(",") == [controller]:  # "" for v2's line: "".split(",") == [""]
             return path.lstrip("/")
     return None
 
