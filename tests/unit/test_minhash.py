@@ -1,26 +1,75 @@
-"""The MinHash signature is stored data (its LSH bands are index terms): a change that
-makes it faster must leave every value as it was."""
+"""The MinHash signature is stored data (its LSH bands are index terms): it must come
+out the same in every process and release, and estimate the Jaccard similarity of
+the pages' word pairs."""
 
 from __future__ import annotations
 
-import zlib
+import subprocess
+import sys
 
 from services.common import minhash
 
-
-def _reference(tokens: list[str]) -> tuple[int, ...]:
-    """The signature's definition in plain integers: distinct word-pair hashes, then
-    the minimum of (a*x + b) mod p per hash function."""
-    ids = [zlib.crc32(t.encode("utf-8")) for t in tokens]
-    pairs = {(x * 0x9E3779B1 + y) & 0xFFFFFFFF for x, y in zip(ids, ids[1:])}
-    return tuple(min((int(a) * x + int(b)) % minhash._PRIME for x in pairs) for a, b in zip(minhash._A, minhash._B))
+TOKENS = ("安装 软件 包 的 时候 apt-get 会 自动 处理 依赖 关系 ，" * 3 + " 然后 配置 网络 和 内核 驱动").split() * 3
+# Computed once with rensa 0.5.0. A rensa release that hashes differently fails here,
+# before it makes new signatures that no stored one matches.
+PINNED = (2899955311, 3317502769, 3280104714, 3238367441, 2947759640, 2411237015, 3230314363, 790327049)
 
 
-def test_the_signature_is_its_plain_integer_definition() -> None:
-    tokens = ("安装 软件 包 的 时候 apt-get 会 自动 处理 依赖 关系 ，" * 3 + " 然后 配置 网络 和 内核 驱动").split() * 3
-    assert len(tokens) >= minhash.MIN_TOKENS
-    assert minhash.signature(tokens) == _reference(tokens)
+def _pairs(tokens: list[str]) -> set[tuple[str, str]]:
+    return set(zip(tokens, tokens[1:]))
+
+
+def _jaccard(a: list[str], b: list[str]) -> float:
+    pa, pb = _pairs(a), _pairs(b)
+    return len(pa & pb) / len(pa | pb)
+
+
+def test_the_signature_keeps_its_pinned_values() -> None:
+    assert len(TOKENS) >= minhash.MIN_TOKENS
+    sig = minhash.signature(TOKENS)
+    assert len(sig) == minhash.HASHES
+    assert sig[:8] == PINNED
+
+
+def test_another_process_with_another_hash_seed_computes_the_same_signature() -> None:
+    code = f"from services.common import minhash; print(minhash.signature({TOKENS!r}))"
+    env_seeds = ("1", "2")
+    outs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}).stdout.strip()
+        for seed in env_seeds
+    }  # fmt: skip
+    assert outs == {str(minhash.signature(TOKENS))}
+
+
+def test_the_signature_depends_on_the_word_pairs_not_their_order_or_repeats() -> None:
+    words = [f"词{n}" for n in range(80)]
+    chunks = [words[i : i + 20] for i in range(0, 80, 20)]
+    shuffled = chunks[2] + chunks[0] + chunks[3] + chunks[1]  # the same pairs but three
+    assert minhash.similarity(minhash.signature(words), minhash.signature(words + words[:10])) > 0.85
+    assert minhash.similarity(minhash.signature(words), minhash.signature(shuffled)) >= 0.8
+
+
+def test_the_estimate_is_close_to_the_jaccard_similarity_of_word_pairs() -> None:
+    words = [f"词{n}" for n in range(400)]
+    for kept in (400, 320, 200, 80):
+        other = words[:kept] + [f"别的{n}" for n in range(400 - kept)]
+        estimate = minhash.similarity(minhash.signature(words), minhash.signature(other))
+        assert abs(estimate - _jaccard(words, other)) < 0.15, (kept, estimate, _jaccard(words, other))
+
+
+def test_unrelated_pages_share_almost_nothing() -> None:
+    a = minhash.signature([f"甲{n}" for n in range(300)])
+    b = minhash.signature([f"乙{n}" for n in range(300)])
+    assert minhash.similarity(a, b) < 0.1
 
 
 def test_a_short_page_has_no_signature() -> None:
     assert minhash.signature(["词"] * (minhash.MIN_TOKENS - 1)) == ()
+
+
+def test_bands_and_packing_round_trip() -> None:
+    sig = minhash.signature(TOKENS)
+    assert minhash.unpack(minhash.pack(sig)) == sig
+    assert len(minhash.bands(sig)) == minhash.BANDS
+    assert minhash.bands(()) == []
