@@ -184,13 +184,20 @@ def add_han_run(run: str, tokens: list[str], extras: list[str]) -> None:
     add_han_words(_han_words(run), tokens, extras)
 
 
-@functools.lru_cache(maxsize=1 << 17)
+@functools.lru_cache(maxsize=1 << 16)
 def han_subwords(word: str) -> tuple[str, ...]:
     """``_han_subwords`` of one word, remembered: a site repeats its vocabulary, and a
     dictionary lookup a gram costs more than finding the word here (0.3 of a
     millisecond a page on the demo site). Bounded, so a crawl of many sites keeps
     only the words it met lately."""
     return tuple(_han_subwords(word, _freq()))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def word_subwords(word: str) -> tuple[str, ...]:
+    """``_word_subwords`` of one joined word, remembered as ``han_subwords`` is: the
+    same names (apt-get, www.debian.org, 1.2.3) recur on every page of a site."""
+    return tuple(_word_subwords(word))
 
 
 def add_han_words(words: list[str], tokens: list[str], extras: list[str]) -> None:
@@ -207,8 +214,8 @@ def add_word_run(run: str, tokens: list[str], extras: list[str]) -> None:
     word = run.casefold()
     if len(word) <= MAX_TOKEN_CHARS:
         tokens.append(word)
-        if "." in word or "-" in word or "_" in word:  # else no parts: no generator to start
-            extras.extend(_word_subwords(word))
+        if "." in word or "-" in word or "_" in word:  # else no parts: nothing to look up
+            extras.extend(word_subwords(word))
 
 
 def segment(text: str) -> list[str]:
