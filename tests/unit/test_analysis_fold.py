@@ -104,3 +104,31 @@ def test_text_without_traditional_characters_takes_the_short_path_with_the_same_
     _, t2s = _tables()
     for text in ("设置页面格式 Apt-Get", "設置頁面格式", "軟體與儲存格", "ｆｕｌｌ　ｗｉｄｔｈ，。"):
         assert (_traditional().search(text) is None) == (text.translate(t2s) == text)
+
+
+def test_the_table_maps_no_ascii_character_but_the_capitals() -> None:
+    from services.common.analysis.fold import _tables
+
+    assert {chr(cp) for cp in _tables()[0] if cp < 0x80} == set("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+_TEXT_WITHOUT_TRADITIONAL = st.text(
+    st.one_of(
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.characters(min_codepoint=0x80, max_codepoint=0x2FFF),
+        st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),  # lone surrogates
+        st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E),
+        st.sampled_from(list("安装软件中华人民共和国")),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT_WITHOUT_TRADITIONAL)
+def test_folding_is_the_table_applied_character_by_character(text: str) -> None:
+    """ASCII capitals are lower-cased through UTF-8 bytes and the rest by regex runs:
+    together exactly the table, surrogates and all."""
+    from services.common.analysis.fold import _tables
+
+    assert fold(text) == text.translate(_tables()[0])
