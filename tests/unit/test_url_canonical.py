@@ -32,3 +32,21 @@ def test_tracking_and_session_parameters_are_stripped(url: str, canonical: str) 
 def test_canonicalize_is_idempotent(pairs: list[str]) -> None:
     once = canonicalize("http://a.cn/p?" + "&".join(pairs))
     assert canonicalize(once) == once
+
+
+@pytest.mark.parametrize("value", [None, 42, ["http://a.cn/"], {"url": "http://a.cn/"}])
+def test_a_value_that_is_not_a_string_is_a_bad_url(value: object) -> None:
+    from services.common.url_canonical import BadUrl
+
+    with pytest.raises(BadUrl):
+        canonicalize(value)  # type: ignore[arg-type]
+
+
+def test_a_remembered_answer_is_the_answer_and_a_rejected_url_stays_rejected() -> None:
+    from services.common.url_canonical import BadUrl, _canonical
+
+    url = "HTTP://Example.CN:80/a/../b?utm_source=x&b=2&a=1#top"
+    assert canonicalize(url) == canonicalize(url) == _canonical.__wrapped__(url) == "http://example.cn/b?a=1&b=2"
+    for _ in range(2):
+        with pytest.raises(BadUrl):
+            canonicalize("ftp://example.cn/file")
