@@ -173,6 +173,8 @@ def test_a_chunk_holds_whole_pages_and_every_page_comes_once(graph: LinkGraph) -
     sources, edges, anchors = chunk_rows(graph)
     assert len(sources) == len(set(sources)) == 12_000
     assert len(edges) == len(anchors) == 12_000  # 7 is prime to 12,000: no page links to itself
+    # Ids from 0 without gaps, over more URLs than one id lookup takes.
+    assert sorted(graph.url_ids([source for source, _ in pages])) == list(range(12_000))
     assert graph.set_outlinks_many(pages) == [False] * 12_000
 
 
