@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 # How long a resumed crawl gives the jobs a killed run left on the bus to come back
 # and be fetched, before the leases still open are taken for orphans.
 RESUME_GRACE_S = 30.0
+# The watcher's tick: progress is drawn and the end of the crawl noticed (two quiet
+# ticks in a row) this often.
+WATCH_INTERVAL_S = 0.1
 
 _GROUPS = {
     TOPIC_FETCHES: ("crawler",),
@@ -187,7 +190,7 @@ class EmbeddedCrawl:
         """Stop the crawler once the frontier is empty twice in a row with no job pending."""
         quiet = 0
         orphans_due = time.monotonic() + RESUME_GRACE_S
-        while not self._stop.wait(0.2):
+        while not self._stop.wait(WATCH_INTERVAL_S):
             if orphans_due and time.monotonic() >= orphans_due:
                 orphans_due = 0.0
                 self._release_orphaned_leases()

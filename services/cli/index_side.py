@@ -17,6 +17,12 @@ from services.indexer.indexer import Indexer
 from services.ranker.ranker import Ranker
 
 
+# How soon the loops notice the end of a crawl: they wait on the bus this long at a
+# time. A second (the services' default) was half a second of every crawl's end,
+# waited out in an idle poll; the SQLite bus checks its file every 50 ms regardless.
+STOP_CHECK_S = 0.05
+
+
 class IndexSide:
     """Indexer and ranker threads over one bus and one writable index."""
 
@@ -26,10 +32,16 @@ class IndexSide:
         self.ranker = Ranker(cfg, bus, build_link_graph(cfg), index)
         self._stop = threading.Event()
         self._threads = [
-            threading.Thread(target=self.indexer.run, args=(self._stop,), name="indexer", daemon=True),
+            threading.Thread(
+                target=self.indexer.run, args=(self._stop, STOP_CHECK_S), name="indexer", daemon=True
+            ),
             # The final PageRank run happens in finish(), after the indexer has drained.
             threading.Thread(
-                target=self.ranker.run, args=(self._stop,), kwargs={"final_recompute": False}, name="ranker", daemon=True
+                target=self.ranker.run,
+                args=(self._stop,),
+                kwargs={"final_recompute": False, "poll_timeout_s": STOP_CHECK_S},
+                name="ranker",
+                daemon=True,
             ),
         ]
 

@@ -333,13 +333,14 @@ class Ranker:
             tokens = self._tokens_cache[text] = " ".join(self._segment(text))
         return tokens
 
-    def run(self, stop: threading.Event, final_recompute: bool = True) -> None:
+    def run(self, stop: threading.Event, final_recompute: bool = True, poll_timeout_s: float = 1.0) -> None:
         """Consume until ``stop`` is set, ranking every ``ranker_interval_s`` while the
         graph changes; on stop, rank once more if anything changed since the last run,
-        so that a finished crawl ends with up-to-date ranks."""
+        so that a finished crawl ends with up-to-date ranks. ``stop`` is noticed within
+        ``poll_timeout_s`` (a second: SIGTERM is noticed quickly)."""
         while not stop.is_set():
             try:
-                self.step(timeout_s=1.0)  # one second: SIGTERM is noticed quickly
+                self.step(timeout_s=poll_timeout_s)
                 if self.recompute_due():
                     self.recompute()
             except Exception:
