@@ -117,10 +117,12 @@ class Settings(BaseSettings):
     # mapped files at random (services/common/adapters/mmap_advice.py): no read-ahead,
     # which under a memory limit evicts the pages searches need.
     index_random_access: bool = True
-    # The embedded index's writer keeps the bigram fields of documents it wrote lately,
-    # up to this many characters (about 2 bytes each), so that rewriting a document for
-    # its link fields does not segment its text again (services/common/adapters/gram_cache.py).
-    index_gram_cache_chars: int = Field(default=16_000_000, ge=0)
+    # The embedded index's writer keeps the documents it committed lately, bigram fields
+    # included, up to this many characters of their text fields (about 2 bytes each), so
+    # that rewriting a document for its link fields neither reads it back nor segments
+    # its text again (services/common/adapters/recent_documents.py). The name is from
+    # when only the bigram fields were kept.
+    index_gram_cache_chars: int = Field(default=32_000_000, ge=0)
 
     # --- indexer
     # The indexer commits every interval, or sooner once this many writes are pending.

@@ -1,5 +1,6 @@
-"""Rewriting a document for its link fields reuses the bigram fields the writer built,
-and only for the text they were built from (services/common/adapters/gram_cache.py)."""
+"""Rewriting a document for its link fields reuses the document the writer committed,
+bigram fields included, and a read-back document gets kept bigrams only for the text
+they were built from (services/common/adapters/recent_documents.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from services.common.adapters import search_index_tantivy
-from services.common.adapters.gram_cache import GramCache
+from services.common.adapters.recent_documents import RecentDocuments
 from services.common.adapters.search_index_tantivy import TantivySearchIndex
 from services.common.model import LinkFields, SearchQuery
 from services.common.query_tree import Phrase
@@ -52,7 +53,7 @@ def test_new_text_is_never_given_the_old_bigrams(tmp_path: Path) -> None:
     index = _writer(tmp_path)
     index.upsert([index_doc(URL, title="旧 标题", body="旧的 正文 内容")])
     index.commit()
-    cache: GramCache = index._grams
+    cache: RecentDocuments = index._recent
     old = index.get(URL)
     changed = index_doc(URL, title="新 标题", body="全新 的 正文")
     # The entry is the old text's: a document with other text under the URL gets nothing.
@@ -77,11 +78,70 @@ def test_without_the_cache_the_bigrams_are_built_again(tmp_path: Path) -> None:
 
 
 def test_the_cache_keeps_the_latest_documents_within_its_characters() -> None:
-    cache = GramCache(max_chars=60)
+    cache = RecentDocuments(max_chars=200)
     docs = [index_doc(f"https://e.cn/{i}", body="一二三四五六七八九十") for i in range(5)]
     for doc in docs:
         cache.keep(doc)
-    assert cache.chars <= 60
+    assert cache.chars <= 200
     assert cache.grams_of(docs[-1]) is not None and cache.grams_of(docs[0]) is None
     cache.forget(docs[-1].url)
     assert cache.grams_of(docs[-1]) is None
+
+
+def _no_reading(monkeypatch: pytest.MonkeyPatch, index: TantivySearchIndex) -> None:
+    def refuse(*_: object) -> None:
+        raise AssertionError("the document was read back from the index")
+
+    monkeypatch.setattr(index, "_stored", refuse)
+
+
+def test_a_kept_document_is_the_one_the_index_gives_back(tmp_path: Path) -> None:
+    """The kept copy stands in for reading the index: it must be what a read returns."""
+    index = _writer(tmp_path)
+    docs = [index_doc(f"{URL}/{n}", title=f"安装 指南 {n}", body="安装 软件包 之前 先 更新 索引 apt-get update")
+            for n in range(5)]  # fmt: skip
+    index.upsert(docs)
+    index.commit()
+    for doc in docs:
+        assert index._recent.latest(doc.url) == doc
+        assert index.get(doc.url) == doc  # read from the index, bigrams rebuilt or kept
+    index.close()
+
+
+def test_a_rank_rewrite_of_a_kept_document_reads_nothing_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _writer(tmp_path)
+    index.upsert([index_doc(URL, title="安装 指南", body="安装 软件包 之前 先 更新 索引")])
+    index.commit()
+    _no_reading(monkeypatch, index)
+    _no_segmenting(monkeypatch)
+    index.set_link_fields({URL: LinkFields(pagerank=2.5, rank=1.0, anchors="安装指南", anchors_tokens="安装 指南")})
+    index.upsert([index_doc(URL, title="安装 指南", body="安装 软件包 之前 先 更新 索引 两次")])  # link fields carried
+    index.commit()
+    monkeypatch.undo()
+    assert index.get(URL).pagerank == 2.5 and index.get(URL).anchors == "安装指南"
+    index.close()
+
+
+def test_an_uncommitted_write_is_never_kept(tmp_path: Path) -> None:
+    index = _writer(tmp_path)
+    index.upsert([index_doc(URL, title="已 提交", body="已经 提交 的 正文")])
+    index.commit()
+    committed = index._recent.latest(URL)
+    index.upsert([index_doc(URL, title="未 提交", body="没有 提交 的 正文")])
+    index.delete([URL])
+    assert index._recent.latest(URL) == committed  # until the commit, the index holds the old one
+    index.close()  # drops the uncommitted writes
+    assert committed is not None and committed.title == "已提交"
+
+
+def test_a_committed_delete_forgets_the_document(tmp_path: Path) -> None:
+    index = _writer(tmp_path)
+    index.upsert([index_doc(URL, title="安装 指南", body="安装 软件包")])
+    index.commit()
+    index.delete([URL])
+    index.commit()
+    assert index._recent.latest(URL) is None
+    index.set_link_fields({URL: LinkFields(pagerank=2.5, rank=1.0, anchors="", anchors_tokens="")})
+    index.commit()
+    assert index.get(URL) is None  # a link-field write does not bring a deleted page back
+    index.close()

@@ -26,7 +26,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
-from services.common.adapters.gram_cache import GramCache
+from services.common.adapters.recent_documents import RecentDocuments
 from services.common.adapters.mmap_advice import RandomAccessAdvice
 from services.common.adapters.stored_hit_cache import StoredHitCache
 from services.common.analysis import document_grams
@@ -145,7 +145,7 @@ def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
     )
 
 
-def _with_grams(doc: IndexDoc, kept: GramCache) -> IndexDoc:
+def _with_grams(doc: IndexDoc, kept: RecentDocuments) -> IndexDoc:
     """A stored document with its bigram fields, which the index does not store: the
     ones this writer kept when it wrote the document, else built again from its text."""
     if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
@@ -201,7 +201,7 @@ class TantivySearchIndex:
         self._meta_stamp: tuple[int, int, int] | None = None
         self._views = 0  # searcher views loaded so far: the view_version
         self._hits = StoredHitCache(cfg.search_doc_cache_entries)
-        self._grams = GramCache(0 if read_only else cfg.index_gram_cache_chars)
+        self._recent = RecentDocuments(0 if read_only else cfg.index_gram_cache_chars)
         # Readers only: a writer's merges read segments front to back.
         self._advice = RandomAccessAdvice(self._path) if read_only and cfg.index_random_access else None
         if read_only:
@@ -281,7 +281,7 @@ class TantivySearchIndex:
 
     def _committed(self, url: str) -> IndexDoc | None:
         doc = self._stored(url)
-        return _with_grams(doc, self._grams) if doc is not None else None
+        return _with_grams(doc, self._recent) if doc is not None else None
 
     def _stored(self, url: str) -> IndexDoc | None:
         """The committed document as stored, without the bigram fields (which are
@@ -352,20 +352,23 @@ class TantivySearchIndex:
     def _current(self, url: str) -> IndexDoc | None:
         if url in self._pending:
             return self._pending[url]
-        return self._committed(url)
+        return self._recent.latest(url) or self._committed(url)
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
         writer.delete_documents_by_term("url", doc.url)
         writer.add_document(_to_tantivy(doc))
         self._pending[doc.url] = doc
-        self._grams.keep(doc)
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
         with self._write_lock:
             writer = self._require_writer()
             for doc in docs:
                 # Only the old link fields are carried over, so the bigrams need not be rebuilt.
-                old = self._pending[doc.url] if doc.url in self._pending else self._stored(doc.url)
+                old = (
+                    self._pending[doc.url]
+                    if doc.url in self._pending
+                    else self._recent.latest(doc.url) or self._stored(doc.url)
+                )
                 if old is not None and not _has_link_fields(doc):
                     doc = dataclasses.replace(
                         doc,
@@ -382,7 +385,6 @@ class TantivySearchIndex:
             for url in urls:
                 writer.delete_documents_by_term("url", url)
                 self._pending[url] = None
-                self._grams.forget(url)
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
         with self._write_lock:
@@ -405,6 +407,11 @@ class TantivySearchIndex:
     def commit(self) -> None:
         with self._write_lock:
             self._require_writer().commit()
+            for url, doc in self._pending.items():
+                if doc is None:
+                    self._recent.forget(url)
+                else:
+                    self._recent.keep(doc)
             self._pending.clear()
             self._reload()
 
