@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from kafka.partitioner.default import murmur2
-
 
 def host_partition(host: str, partitions: int) -> int:
     """The partition of ``host`` among ``partitions``, as the Kafka producer picks it for
     a message keyed by the host (kafka-python's ``DefaultPartitioner``)."""
     if partitions < 1:
         raise ValueError(f"partitions must be at least 1, not {partitions}")
+    if partitions == 1:
+        return 0  # embedded mode's one partition: no hash, and no import of all of kafka (0.1 s)
+    from kafka.partitioner.default import murmur2  # noqa: PLC0415 - see above
+
     return (murmur2(host.encode("utf-8")) & 0x7FFFFFFF) % partitions
 
 

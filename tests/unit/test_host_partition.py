@@ -56,3 +56,19 @@ def test_shards_that_straddle_partitions_mean_every_shard() -> None:
 def test_no_partitions_is_a_mistake() -> None:
     with pytest.raises(ValueError):
         host_partition("a.cn", 0)
+
+
+def test_an_embedded_crawl_does_not_import_kafka() -> None:
+    """All of kafka-python takes a tenth of a second to import: an embedded crawl, with
+    its one partition, never needs it, and its start-up is measured against Scrapy's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, services.cli.main, services.cli.embedded_crawl, services.crawler.worker;"
+        "from services.common.host_partition import host_partition;"
+        "assert host_partition('docs.example.cn', 1) == 0;"
+        "print('kafka' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
