@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
-from services.common.link_ids import AnchorChunk, EdgeChunk
 from services.common.model import IndexDoc, LinkFields, SearchHits, SearchQuery, StoredPage
+
+if TYPE_CHECKING:  # numpy, which they hold, is not needed by every process that names a port
+    from services.common.link_ids import AnchorChunk, EdgeChunk
 
 
 @dataclass(frozen=True)
