@@ -26,8 +26,8 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
-from services.common.adapters.recent_documents import RecentDocuments
 from services.common.adapters.mmap_advice import RandomAccessAdvice
+from services.common.adapters.recent_documents import RecentDocuments
 from services.common.adapters.stored_hit_cache import StoredHitCache
 from services.common.analysis import document_grams
 from services.common.model import (
