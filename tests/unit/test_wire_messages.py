@@ -49,3 +49,9 @@ def test_a_message_survives_its_round_trip(message: WireMessage) -> None:
 
 def test_every_message_type_is_covered() -> None:
     assert set(WireMessage.__subclasses__()) <= {type(m) for m in MESSAGES} | {Outlink}
+
+
+def test_a_field_from_a_newer_sender_is_ignored_and_the_rest_decoded() -> None:
+    raw = json.dumps({"url": "https://h/a", "host": "h", "lease_id": "l", "status": 200, "new_field": [1, 2]}).encode()
+    event = PageEvent.from_bytes(raw)
+    assert event == PageEvent(url="https://h/a", host="h", lease_id="l", status=200)
