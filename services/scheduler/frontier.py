@@ -273,19 +273,20 @@ class Frontier:
             return  # a replayed event: the host has moved on
         self.count_limits(Counter(event.limits), event.host)
         now = self.clock()
+        ended = self._fetch_ended(event, now)  # the host's clock restarts as for a page
         if 200 <= event.status < 300:
-            self._robots_ready(info, event.robots_txt, now)
+            self._robots_ready(info, event.robots_txt, now, ended)
         elif 400 <= event.status < 500 and event.status != 429:
-            self._robots_ready(info, "", now)  # no robots.txt: everything is allowed
+            self._robots_ready(info, "", now, ended)  # no robots.txt: everything is allowed
         elif 300 <= event.status < 400:
             # The crawler follows robots.txt redirects (crawler_robots_max_redirects, five
             # by default); one still redirecting after them counts as unavailable, which
             # RFC 9309 2.3.1.2 allows: like a missing file, allow all.
-            self._robots_ready(info, "", now)
+            self._robots_ready(info, "", now, ended)
         else:
             self._robots_failed(info, event, now)
 
-    def _robots_ready(self, info: HostInfo, robots_txt: str, now: float) -> None:
+    def _robots_ready(self, info: HostInfo, robots_txt: str, now: float, ended: float) -> None:
         # Follow-up work first, as in complete(): once the host is marked ready, a
         # replayed robots event is ignored, and the work would never be done.
         blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
@@ -301,7 +302,7 @@ class Frontier:
         update = HostUpdate(
             robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
         )
-        self.state.update_host(info.host, update, now, release=True)
+        self.state.update_host(info.host, update, ended, release=True)
 
     def _robots_failed(self, info: HostInfo, event: PageEvent, now: float) -> None:
         """A 5xx or unreachable robots.txt defers the whole host (RFC 9309 section 2.3.1.4)."""

@@ -131,6 +131,28 @@ def test_the_delay_counts_from_when_the_crawler_saw_the_response_end(state, ende
     assert len(f.dispatch()) == 1
 
 
+@pytest.mark.parametrize(
+    "ended_before, restarted_before",
+    [(0.1, 0.1), (3600.0, 0.25)],
+    ids=["from-the-response-end", "a-crawler-clock-an-hour-behind-gains-a-quarter-second-at-most"],
+)
+def test_after_robots_txt_the_delay_also_counts_from_the_response_end(state, ended_before, restarted_before):
+    # A host's first page waits out the delay after its robots.txt, as a page after a page.
+    clock = Clock(1_000_000.0)
+    f = make_frontier(state, clock, frontier_host_delay_s=2.0)
+    (robots,) = f.dispatch()
+    assert robots.kind == "robots"
+    clock.now += 0.6
+    recorded = clock.now
+    f.complete(answer(robots, 404, fetched_at=recorded - ended_before))
+    restarted = recorded - restarted_before
+    clock.now = restarted + 1.95
+    assert f.dispatch() == []
+    clock.now = restarted + 2.05
+    (page,) = f.dispatch()
+    assert page.kind == "page"
+
+
 def test_a_lost_robots_job_does_not_strand_its_host(state):
     clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_lease_timeout_s=60)
