@@ -108,43 +108,26 @@ def test_the_delay_counts_from_the_end_of_the_last_fetch(state):
     assert len(f.dispatch()) == 1
 
 
+@pytest.mark.parametrize("after", ["page", "robots"])
 @pytest.mark.parametrize(
     "ended_before, restarted_before",
     [(0.1, 0.1), (3600.0, 0.25)],
     ids=["from-the-response-end", "a-crawler-clock-an-hour-behind-gains-a-quarter-second-at-most"],
 )
-def test_the_delay_counts_from_when_the_crawler_saw_the_response_end(state, ended_before, restarted_before):
+def test_the_delay_counts_from_when_the_crawler_saw_the_response_end(state, ended_before, restarted_before, after):
     # Not from when the outcome reached the scheduler, later by the trip through the
     # crawler's pipeline and the bus; a crawler's skewed clock cannot shorten it much.
+    # The same after a host's robots.txt as after one of its pages.
     clock = Clock(1_000_000.0)
     f = make_frontier(state, clock, frontier_host_delay_s=2.0)
     f.offer_links(links(f"{SITE}/", f"{SITE}/a"))
-    open_host(f, clock)
+    if after == "page":
+        open_host(f, clock)
     (job,) = f.dispatch()
+    assert job.kind == after
     clock.now += 0.6
     recorded = clock.now
-    f.complete(answer(job, fetched_at=recorded - ended_before))
-    restarted = recorded - restarted_before
-    clock.now = restarted + 1.95
-    assert f.dispatch() == []
-    clock.now = restarted + 2.05
-    assert len(f.dispatch()) == 1
-
-
-@pytest.mark.parametrize(
-    "ended_before, restarted_before",
-    [(0.1, 0.1), (3600.0, 0.25)],
-    ids=["from-the-response-end", "a-crawler-clock-an-hour-behind-gains-a-quarter-second-at-most"],
-)
-def test_after_robots_txt_the_delay_also_counts_from_the_response_end(state, ended_before, restarted_before):
-    # A host's first page waits out the delay after its robots.txt, as a page after a page.
-    clock = Clock(1_000_000.0)
-    f = make_frontier(state, clock, frontier_host_delay_s=2.0)
-    (robots,) = f.dispatch()
-    assert robots.kind == "robots"
-    clock.now += 0.6
-    recorded = clock.now
-    f.complete(answer(robots, 404, fetched_at=recorded - ended_before))
+    f.complete(answer(job, 404 if after == "robots" else 200, fetched_at=recorded - ended_before))
     restarted = recorded - restarted_before
     clock.now = restarted + 1.95
     assert f.dispatch() == []
