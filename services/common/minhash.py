@@ -11,9 +11,9 @@ similarity is 0.8 shares at least one band with probability 1-(1-0.8^4)^16 > 0.9
 one at 0.3 with about 0.12, and candidates are then checked by their full signature.
 
 The values come from rensa's ``RMinHash`` (Rust), fed the page's word pairs as
-strings. Before that (to commit c94cda3) the 64 hash functions were NumPy arithmetic over crc32 pair
-hashes: 0.7 of a millisecond a page on the demo site, a quarter of building a
-document; rensa takes 0.2 with the same accuracy (on the demo and GIMP sites'
+strings. Before that (to commit c94cda3) the 64 hash functions were NumPy
+arithmetic over crc32 pair hashes: 0.7 of a millisecond a page on the demo site, a
+quarter of building a document; rensa takes 0.16 with the same accuracy (on the demo and GIMP sites'
 pages and copies, the estimate is off the exact Jaccard by the same root mean square,
 0.016 and 0.021, and no more pairs land on the wrong side of THRESHOLD). Signatures are
 stored, so rensa is pinned and tests/unit/test_minhash.py pins values it computes.

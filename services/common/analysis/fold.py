@@ -123,7 +123,7 @@ def _foldable() -> re.Pattern[str]:
     return re.compile(f"[{ranges}]+")
 
 
-# The table's only ASCII entries are A-Z (tests/unit/test_fold.py checks it). In UTF-8
+# The table's only ASCII entries are A-Z (tests/unit/test_analysis_fold.py checks it). In UTF-8
 # every byte of a non-ASCII character is 0x80 or above, so translating the bytes
 # lower-cases the ASCII letters alone.
 _ASCII_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
