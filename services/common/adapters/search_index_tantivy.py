@@ -350,9 +350,14 @@ class TantivySearchIndex:
         return self._writer
 
     def _current(self, url: str) -> IndexDoc | None:
+        return self._latest(url, self._committed)
+
+    def _latest(self, url: str, read: Callable[[str], IndexDoc | None]) -> IndexDoc | None:
+        """The document as this writer last left it: pending, else kept since its
+        commit, else ``read`` from the index."""
         if url in self._pending:
             return self._pending[url]
-        return self._recent.latest(url) or self._committed(url)
+        return self._recent.latest(url) or read(url)
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
         writer.delete_documents_by_term("url", doc.url)
@@ -364,11 +369,7 @@ class TantivySearchIndex:
             writer = self._require_writer()
             for doc in docs:
                 # Only the old link fields are carried over, so the bigrams need not be rebuilt.
-                old = (
-                    self._pending[doc.url]
-                    if doc.url in self._pending
-                    else self._recent.latest(doc.url) or self._stored(doc.url)
-                )
+                old = self._latest(doc.url, self._stored)
                 if old is not None and not _has_link_fields(doc):
                     doc = dataclasses.replace(
                         doc,
