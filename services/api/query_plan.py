@@ -134,24 +134,42 @@ class QueryPlanner:
             minimum_should_match=1,
         )
 
-    def word(self, word: str, weight: float = 1.0, scales: Scales | None = None) -> Node:
-        """One query word (or another name of it: 试算表 for 电子表格, excel for 电子表格)."""
+    def word(self, word: str, weight: float = 1.0, scales: Scales | None = None, by_grams: bool = True) -> Node:
+        """One query word (or another name of it: 试算表 for 电子表格, excel for 电子表格);
+        without ``by_grams``, in the word fields only."""
         names = synonyms(word)
         if not names:
-            return self._one_word(word, weight, scales)
-        alternatives = (self._one_word(word, 1.0, scales),) + tuple(
-            self._one_word(n, self._cfg.search_synonym_weight, scales) for n in names
+            return self._one_word(word, weight, scales, by_grams)
+        alternatives = (self._one_word(word, 1.0, scales, by_grams),) + tuple(
+            self._one_word(n, self._cfg.search_synonym_weight, scales, by_grams) for n in names
         )
         return Bool(should=alternatives, minimum_should_match=1, boost=weight)
 
-    def _one_word(self, word: str, weight: float, scales: Scales | None) -> Node:
+    def _one_word(self, word: str, weight: float, scales: Scales | None, by_grams: bool) -> Node:
         """One word in every word field, or its bigrams when the page split it otherwise."""
         cfg = self._cfg
         should: list[Node] = [Term(f, word, b * (scales or {}).get((f, word), 1.0)) for f, b in cfg.search_field_boosts]
-        word_grams = grams(word)
-        if has_han(word) and len(word) >= 2 and cfg.search_gram_boost > 0:
-            should.append(self._grams_phrase(word_grams, cfg.search_gram_boost, cfg.search_gram_boost))
+        if by_grams and self._has_grams(word):
+            should.append(self._grams_phrase(grams(word), cfg.search_gram_boost, cfg.search_gram_boost))
         return Bool(should=tuple(should), minimum_should_match=1, boost=weight)
+
+    def _has_grams(self, word: str) -> bool:
+        """Whether a word is also looked for by its bigrams: a Han word of two or more characters."""
+        return has_han(word) and len(word) >= 2 and self._cfg.search_gram_boost > 0
+
+    def title_grams_score(self, word: str, weight: float = 1.0) -> Node | None:
+        """The title half of what ``word(word, weight)`` scores through its bigrams (and
+        its other names'), alone: what a long query's words keep of their bigrams, as
+        score for the pages the words select (a title that splits a word otherwise still
+        counts), without the body's, whose phrases were the costliest part."""
+        cfg = self._cfg
+        names = [(word, 1.0)] + [(n, cfg.search_synonym_weight) for n in synonyms(word)]
+        should = tuple(
+            Phrase(TITLE_GRAMS, tuple(grams(n)), cfg.search_gram_boost * w)
+            for n, w in names
+            if self._has_grams(n)
+        )
+        return Bool(should=should, minimum_should_match=1, boost=weight) if should else None
 
     def exact(self, text: str) -> Node | None:
         """A quoted phrase: its bigrams, consecutive, in title or body."""
@@ -162,14 +180,12 @@ class QueryPlanner:
 
     # --- clauses
 
-    def _free_text(
-        self, text: str, keep_stop_words: bool, scales: Scales
-    ) -> tuple[list[tuple[str, Node]], list[Node], list[str], list[str]]:
-        """((word, clause) of each required word, optional clauses, question words, all
-        words) of one run of free text."""
+    def _free_text(self, text: str, keep_stop_words: bool) -> tuple[list[str], list[str], list[str], list[str]]:
+        """(required words, optional single characters, question words, all words) of one
+        run of free text."""
         words = list(dict.fromkeys(segment(text)))
-        required: list[tuple[str, Node]] = []
-        optional: list[Node] = []
+        required: list[str] = []
+        optional: list[str] = []
         question: list[str] = []
         for w in words:
             if w in STOP_WORDS and not keep_stop_words:
@@ -177,10 +193,27 @@ class QueryPlanner:
             if w in QUESTION_WORDS:
                 question.append(w)
             elif len(w) == 1 and has_han(w):
-                optional.append(self.word(w, scales=scales))
+                optional.append(w)
             else:
-                required.append((w, self.word(w, scales=scales)))
+                required.append(w)
         return required, optional, question, words
+
+    def _by_grams(self, parsed: ParsedQuery, split: dict[int, tuple[list[str], ...]]) -> bool:
+        """Whether a page may match a word of the query by the word's bigrams: in a
+        query of up to ``search_word_grams_up_to`` wanted clauses.
+
+        There one word decides whether a page matches, and a page that splits it
+        otherwise must not be lost. In a longer query a page matches by a share of the
+        words anyway, and each word's bigram phrase, matched on its own, was the
+        costliest part of the search: at a million pages it doubled the slowest
+        queries' time (docs/benchmarks.md). There the words' bigrams in titles only add
+        score to the pages the words select (``title_grams_score``)."""
+        wanted = 0
+        for group in parsed.groups:
+            sizes = [int(bool(grams(p.text))) if p.quoted else len(split[id(p)][0]) for p in group]
+            sizes = [n for n in sizes if n]
+            wanted += sizes[0] if len(sizes) == 1 else min(1, len(sizes))
+        return wanted <= self._cfg.search_word_grams_up_to
 
     def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
         """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
@@ -189,6 +222,17 @@ class QueryPlanner:
         words = [w for t in free for w in segment(t) + (subwords(t) if any_clause else [])]
         freqs = self.doc_freqs(words + [n for w in words for n in synonyms(w)])
         scales = self.field_scales(freqs)
+        split = {id(p): self._free_text(p.text, keep_stop_words) for p in parsed.parts if not p.quoted}
+        by_grams = any_clause or self._by_grams(parsed, split)
+
+        gram_scores: list[Node] = []  # a long query's words' title bigrams: score, never match
+
+        def word(w: str, weight: float = 1.0) -> Node:
+            scored = None if by_grams else self.title_grams_score(w, weight)
+            if scored is not None:
+                gram_scores.append(scored)
+            return self.word(w, weight, scales, by_grams)
+
         clauses: list[Node] = []
         clause_words: dict[int, str] = {}  # id of a clause made of one free-text word -> the word
         optional: list[Node] = []
@@ -202,9 +246,10 @@ class QueryPlanner:
                     highlight.extend(segment(part.text))
                     alternatives.append([exact] if exact is not None else [])
                 else:
-                    required, extra, asked, words = self._free_text(part.text, keep_stop_words, scales)
+                    required_words, extra, asked, words = split[id(part)]
+                    required = [(w, word(w)) for w in required_words]
                     highlight.extend(words)
-                    optional.extend(extra)
+                    optional.extend(word(w) for w in extra)
                     question.extend(asked)
                     clause_words.update((id(node), w) for w, node in required)
                     alternatives.append([node for _, node in required])
@@ -213,7 +258,7 @@ class QueryPlanner:
                 # A word no page holds (远程登陆 for 远程登录) still finds pages through
                 # its dictionary parts, as jieba's search mode splits it.
                 parts = [w for w in dict.fromkeys(subwords(group[0].text)) if w not in STOP_WORDS]
-                clauses.extend(self.word(w, scales=scales) for w in parts)
+                clauses.extend(word(w) for w in parts)
             if len(alternatives) == 1:
                 clauses.extend(alternatives[0])  # each word its own clause: soft conjunction counts them
             elif alternatives:
@@ -225,10 +270,10 @@ class QueryPlanner:
         if not clauses:
             clauses, optional = optional, []
         if not clauses:
-            clauses, question = [self.word(w, scales=scales) for w in question], []
+            clauses, question = [word(w) for w in question], []
         weight = self._cfg.search_question_word_weight
         if weight > 0:
-            optional.extend(self.word(w, weight, scales) for w in question)
+            optional.extend(word(w, weight) for w in question)
         minimum = 1 if any_clause and clauses else self.minimum(len(clauses))
         wanted_clauses = clauses
         if not any_clause and minimum < len(clauses):
@@ -239,7 +284,7 @@ class QueryPlanner:
         wanted = (Bool(should=tuple(wanted_clauses), minimum_should_match=minimum),) if wanted_clauses else ()
         tree = Bool(
             must=wanted,
-            should=tuple(optional) + tuple(self._boosts(parsed)),
+            should=tuple(optional) + tuple(gram_scores) + tuple(self._boosts(parsed)),
             must_not=tuple(self._excluded(parsed)),
             filter=tuple(self._site_filter(parsed)),
         )
@@ -255,8 +300,14 @@ class QueryPlanner:
         clauses, never more than it was of all of them."""
         common = self._common([clause_words[id(c)] for c in clauses if id(c) in clause_words], freqs)
         selective = [c for c in clauses if clause_words.get(id(c)) not in common]
-        if not common or not selective:
+        if not common:
             return clauses, [], minimum
+        if not selective:
+            # Common words alone: each is required, as Lucene's CommonTermsQuery rewrites
+            # a query of high-frequency terms into a conjunction. A share of them let in
+            # a sixth of a million pages, each read through every word's long postings;
+            # if no page holds them all, the search widens to any of them as usual.
+            return clauses, [], len(clauses)
         scored = [c for c in clauses if clause_words.get(id(c)) in common]
         return selective, scored, min(minimum, self.minimum(len(selective)))
 

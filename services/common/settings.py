@@ -172,6 +172,10 @@ class Settings(BaseSettings):
     search_field_idf_cap: float = Field(default=3.0, ge=0)
     search_synonym_weight: float = Field(default=0.8, ge=0)  # another name of a query word
     search_gram_boost: float = 0.5
+    # Only a query of up to this many wanted clauses matches its words by their bigrams
+    # too: in a longer one a page matches by a share of the words anyway, and the words'
+    # bigram phrases were the costliest part of a long query (docs/ranking.md).
+    search_word_grams_up_to: int = Field(default=4, ge=0)
     search_gram_phrase_boost: float = 4.0
     search_title_grams_boost: float = 3.0
     search_body_grams_boost: float = 1.0

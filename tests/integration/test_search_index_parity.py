@@ -58,6 +58,9 @@ QUERIES = [
     ("机器学习 神经网络", ""),
     ("中文输入法", ""),
     ("搜索引擎 PageRank 排序", ""),
+    # long queries: a share of the words selects, their bigrams score in titles only
+    ("Debian 安装 配置 防火墙 远程服务器 软件包", ""),
+    ("怎么在Debian系统上配置网络防火墙和远程服务器的软件包", ""),
     # no page has every word: the service falls back to any word
     ("Debian 神经网络", ""),
     ("python 防火墙 rsync", ""),

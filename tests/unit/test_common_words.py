@@ -62,9 +62,17 @@ def test_a_word_held_by_fewer_pages_than_the_floor_still_selects() -> None:
     assert len(clauses) == 6  # the default floor: nothing set aside in an index of 1,000 pages
 
 
-def test_short_queries_and_queries_of_common_words_alone_are_unchanged() -> None:
+def test_short_queries_are_unchanged() -> None:
     assert _wanted(_plan("批示 工作")) == ([{"批示"}, {"工作"}], 2)  # every word required: AND's precision kept
-    assert _wanted(_plan("工作 相关 会议")) == ([{"工作"}, {"相关"}, {"会议"}], 2)  # nothing else to select by
+
+
+def test_a_long_query_of_common_words_alone_requires_them_all() -> None:
+    # Lucene's CommonTermsQuery: high-frequency terms alone become a conjunction.
+    plan = _plan("工作 相关 会议")
+    assert _wanted(plan) == ([{"工作"}, {"相关"}, {"会议"}], 3)
+    assert (plan.clauses, plan.minimum) == (3, 3)  # matched_all holds
+    clauses, minimum = _wanted(_plan("工作 相关 会议", search_common_word_pages=50_000))
+    assert minimum == 2  # below the floor in pages nothing is common: a third of three, rounded up
 
 
 def test_the_minimum_is_the_share_of_the_words_that_select_and_never_more_than_before() -> None:

@@ -1,0 +1,56 @@
+"""A query's words match by their bigrams too only while the query is short
+(services/api/query_plan.py, ``search_word_grams_up_to``)."""
+
+from __future__ import annotations
+
+from services.api.query_plan import BODY_GRAMS, TITLE_GRAMS, QueryPlanner
+from services.api.query_syntax import parse
+from services.common.query_tree import Bool, Node, Phrase
+from services.common.settings import Settings
+
+
+def _gram_phrases(node: Node, fields: tuple[str, ...] = (TITLE_GRAMS, BODY_GRAMS)) -> list[tuple[str, ...]]:
+    """The bigram phrases of these fields anywhere in the tree, by their values."""
+    if isinstance(node, Phrase):
+        return [node.values] if node.field in fields else []
+    if isinstance(node, Bool):
+        return [v for n in (*node.must, *node.should, *node.must_not, *node.filter) for v in _gram_phrases(n, fields)]
+    return []
+
+
+def _wanted_grams(q: str, any_clause: bool = False, **settings: object) -> set[tuple[str, ...]]:
+    """The bigram phrases of the wanted clauses (the boosts beside them left out)."""
+    tree = QueryPlanner(Settings(**settings)).plan(parse(q), any_clause=any_clause).tree
+    return set(_gram_phrases(Bool(must=tree.must)))
+
+
+LONG = "防火墙 配置 文件 网络 接口 地址"  # six wanted words
+
+
+def test_the_words_of_a_short_query_match_by_their_bigrams_too() -> None:
+    assert _wanted_grams("防火墙 配置") == {("防火", "火墙"), ("配置",)}
+    assert len(_wanted_grams(" ".join(LONG.split()[:4]))) == 4  # up to four wanted words, the default
+
+
+def test_the_words_of_a_longer_query_match_by_the_words_alone() -> None:
+    assert _wanted_grams(LONG) == set()
+    scored = Bool(should=QueryPlanner(Settings()).plan(parse(LONG)).tree.should)
+    words = {tuple(w[i : i + 2] for i in range(len(w) - 1)) for w in LONG.split()}
+    # Their bigrams in titles still add score; in bodies only each run of text's own
+    # phrase does (the run 防火墙: a run of one bigram is the word itself).
+    assert words <= set(_gram_phrases(scored, (TITLE_GRAMS,)))
+    assert set(_gram_phrases(scored, (BODY_GRAMS,))) == {("防火", "火墙")}
+
+
+def test_a_quoted_phrase_is_its_bigrams_whatever_the_length() -> None:
+    assert ("接口", "口地", "地址") in _wanted_grams(LONG.replace("接口 地址", '"接口地址"'))
+
+
+def test_widening_to_any_word_keeps_the_bigrams() -> None:
+    # One word then decides whether a page matches, as in a short query.
+    assert ("防火", "火墙") in _wanted_grams(LONG, any_clause=True)
+
+
+def test_the_limit_is_a_setting() -> None:
+    assert len(_wanted_grams(LONG, search_word_grams_up_to=6)) == 6
+    assert _wanted_grams("防火墙 配置", search_word_grams_up_to=0) == set()
