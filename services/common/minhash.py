@@ -23,6 +23,7 @@ copies again once either is indexed anew (README, "Duplicates").
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import operator
 import struct
@@ -66,10 +67,18 @@ def band_keys(sig: Sequence[int]) -> list[tuple[int, ...]]:
 
 def bands(sig: Sequence[int]) -> list[str]:
     """The LSH band terms an index stores and looks up: "<band>:<hash of its rows>"."""
-    return [
+    return list(_bands(tuple(sig)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _bands(sig: tuple[int, ...]) -> tuple[str, ...]:
+    """Remembered: a page is written again whenever PageRank moves its rank (tantivy
+    adds the whole document anew), and its band terms were 5% of the index process.
+    The key is mostly the document's own signature tuple: some 3.5 KB an entry."""
+    return tuple(
         f"{band}:{hashlib.blake2b(','.join(map(str, rows)).encode(), digest_size=6).hexdigest()}"
         for band, *rows in band_keys(sig)
-    ]
+    )
 
 
 def pack(sig: Sequence[int]) -> bytes:

@@ -73,3 +73,12 @@ def test_bands_and_packing_round_trip() -> None:
     assert minhash.unpack(minhash.pack(sig)) == sig
     assert len(minhash.bands(sig)) == minhash.BANDS
     assert minhash.bands(()) == []
+
+
+def test_band_terms_keep_their_stored_form_and_a_caller_cannot_spoil_them() -> None:
+    # Band terms are index terms: a page's must match the ones stored for its copies.
+    sig = minhash.signature(TOKENS)
+    first = minhash.bands(sig)
+    assert first[:2] == ["0:4b0b813c09d7", "1:8f3dff89e7b0"]
+    first.clear()  # the answer is remembered; the caller's list must be its own
+    assert minhash.bands(list(sig)) == minhash.bands(sig) and len(minhash.bands(sig)) == minhash.BANDS
