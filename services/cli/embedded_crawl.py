@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from services.cli.index_process import IndexProcess, IndexProcessDied
+from services.cli.indexing_result import Finished
 from services.common.bootstrap import build_bus, build_frontier_state, build_page_store, build_search_index
 from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
 from services.common.ports import SearchIndex
@@ -82,7 +83,7 @@ class Indexing(Protocol):
 
     def alive(self) -> bool: ...
 
-    def finish(self) -> int: ...
+    def finish(self) -> Finished: ...
 
     def close(self) -> None: ...
 
@@ -225,17 +226,18 @@ class EmbeddedCrawl:
 
     def _finish(self) -> CrawlSummary:
         """Index and rank whatever the crawl produced, even when interrupted."""
-        nodes = self._finish_indexing()
+        finished = self._finish_indexing()
         self.bus.compact()  # type: ignore[attr-defined]
+        self.close()  # while the bus was compacted, the index process closed its writer
         return CrawlSummary(
             finished=self._finished.is_set(),
             progress=self.progress(),
-            documents=self.readable_index().count(),
-            pagerank_nodes=nodes,
+            documents=finished.documents,
+            pagerank_nodes=finished.nodes,
             given_up=self.frontier.given_up_hosts(),
         )
 
-    def _finish_indexing(self) -> int:
+    def _finish_indexing(self) -> Finished:
         """Drain through the indexing side; if the index process died, here instead
         (its writer lock went with it), on a fresh bus connection whose offsets are
         the ones that process committed."""

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
 
+from services.cli.indexing_result import Finished
 from services.cli.parent_watch import parent_gone, watch_parent
 from services.common import multiprocess_metrics
 from services.common.bootstrap import build_bus, build_search_index
@@ -89,14 +90,14 @@ class IndexProcess:
             self._receive()
             self._ready = True
 
-    def finish(self) -> int:
-        """Ask the child to drain and rank; the pages PageRank ranked."""
+    def finish(self) -> Finished:
+        """Ask the child to drain and rank. It answers once the last commit is made,
+        then closes its writer and exits while the caller goes on; ``close`` waits."""
         self.wait_ready()
         self._conn.send(FINISH)
-        nodes = int(self._receive())
-        self._process.join(STOP_WAIT_S)
-        self._forget()
-        return nodes
+        finished = self._receive()
+        assert isinstance(finished, Finished)
+        return finished
 
     def close(self) -> None:
         """Stop the child if it still runs (an error or a second Ctrl-C in the parent):
@@ -184,10 +185,10 @@ def _serve(side: IndexSide, conn: Connection, indexed: ctypes.c_longlong, orphan
             side.stop()
             return
         if command == FINISH:
-            nodes = side.finish()
+            finished = side.finish()
             indexed.value = side.indexed
             try:
-                conn.send(nodes)
+                conn.send(finished)
             except OSError:
                 pass
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from services.cli.indexing_result import Finished
 from services.common.bootstrap import build_link_graph
 from services.common.ports import Bus, SearchIndex
 from services.common.settings import Settings
@@ -69,13 +70,13 @@ class IndexSide:
             if t.is_alive():
                 t.join(timeout=120)
 
-    def finish(self) -> int:
-        """Stop, then index and rank whatever is left on the bus; returns the pages the
-        final PageRank run ranked."""
+    def finish(self) -> Finished:
+        """Stop, then index and rank whatever is left on the bus."""
         self.stop()
         while self.indexer.step(0.0):
             pass
         self.indexer.flush()
         while self.ranker.step(0.0):
             pass
-        return self.ranker.recompute().nodes
+        nodes = self.ranker.recompute().nodes
+        return Finished(nodes, self.index.count())
