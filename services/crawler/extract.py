@@ -5,11 +5,12 @@ can re-run it over stored pages and the tests need no network.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from lxml import etree
 from w3lib.url import safe_url_string
@@ -107,13 +108,34 @@ def _base_url(root: etree._Element, url: str) -> str:
     return url
 
 
-def _resolve(base: str, href: str, encoding: str) -> str | None:
-    """Absolute http(s) URL without fragment, or None for anything not worth a fetch."""
+def _resolve(base: str, href: str, encoding: str, directory: str | None = None) -> str | None:
+    """Absolute http(s) URL without fragment, or None for anything not worth a fetch.
+    ``directory`` is ``_directory(base)``, when the caller resolves many links of one page."""
     href = href.strip()
     if "\n" in href or "\t" in href or "\r" in href:
         href = re.sub(r"[\t\n\r]", "", href)  # browsers ignore them inside URLs
     if not href or href.lower().startswith(_SKIP_SCHEMES):
         return None
+    # Only a reference that is a query alone needs the base's last segment and query;
+    # any other resolves against the base's directory alike, which the pages of one
+    # directory share, so their navigation links are resolved once.
+    context = base if href[0] == "?" else (directory if directory is not None else _directory(base))
+    return _absolute(context, href, encoding)
+
+
+def _directory(base: str) -> str:
+    """The base URL up to the last "/" of its path, without query or fragment."""
+    try:
+        scheme, netloc, path, _, _ = urlsplit(base)
+    except ValueError:
+        return base
+    return urlunsplit((scheme, netloc, path[: path.rfind("/") + 1], "", ""))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _absolute(base: str, href: str, encoding: str) -> str | None:
+    """Remembered: a site's navigation links repeat on every page of a directory, and
+    ``urljoin`` and ``urlsplit`` were a fifth of ``extract``'s time."""
     try:
         absolute = urljoin(base, href).split("#", 1)[0]
         parts = urlsplit(absolute)
@@ -131,11 +153,12 @@ def _resolve(base: str, href: str, encoding: str) -> str | None:
 
 def _outlinks(root: etree._Element, base: str, encoding: str) -> Iterator[Outlink]:
     anchors: dict[str, str] = {}
+    directory = _directory(base)
     for element in root.iter("a", "area"):
         href = element.get("href")
         if href is None or "nofollow" in (element.get("rel") or "").lower().split():
             continue
-        target = _resolve(base, href, encoding)
+        target = _resolve(base, href, encoding, directory)
         if target is not None and not anchors.get(target):
             anchors[target] = _anchor_text(element)  # first non-empty anchor, first position
     return (Outlink(url=u, anchor=a) for u, a in anchors.items())
