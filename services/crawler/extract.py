@@ -24,6 +24,9 @@ from services.common.url_canonical import BadUrl, canonicalize
 _SKIP_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "#")
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# A reference whose path is empty, split as urllib.parse splits it: an optional scheme,
+# an optional authority, then nothing, a query, a fragment or parameters (";").
+_NO_PATH = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://[^/?#]*)?(?:[?#;]|$)")
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,12 @@ def _resolve(base: str, href: str, encoding: str, directory: str | None = None) 
         href = re.sub(r"[\t\n\r]", "", href)  # browsers ignore them inside URLs
     if not href or href.lower().startswith(_SKIP_SCHEMES):
         return None
-    # Only a reference that is a query alone needs the base's last segment and query;
-    # any other resolves against the base's directory alike, which the pages of one
-    # directory share, so their navigation links are resolved once.
-    context = base if href[0] == "?" else (directory if directory is not None else _directory(base))
-    return _absolute(context, href, encoding)
+    # Only a reference with no path ("?x", "//", "http:") takes the base's whole path
+    # and query; any other resolves against the base's directory alike, which the pages
+    # of one directory share, so their navigation links are resolved once.
+    if _NO_PATH.match(href):
+        return _absolute(base, href, encoding)
+    return _absolute(directory if directory is not None else _directory(base), href, encoding)
 
 
 def _directory(base: str) -> str:

@@ -36,11 +36,13 @@ def _reference(base: str, href: str, encoding: str) -> str | None:
 BASES = [
     "http://h", "http://h/", "http://h/a/b.html", "http://h/a/b.html?x=1#f", "http://h/a/b/", "https://h:8080/a;p/b;q?x",
     "http://h/a/./b/../c.html", "http://h/a//b/c", "http://用户@例子.中国/路径/页.html", "HTTP://H/A/B?Q", "http://h?only=query",
+    "https://u@h:81/p/q;r?s#t", "http://h&:?/中",
 ]  # fmt: skip
 HREFS = [
     "d.html", "./d.html", "../d.html", "../../../../d", ".", "..", "./", "?y=2", "?", "#top", "/abs", "//other/x",
     "http://x/y", "https://x", "ftp://x/y", "mailto:a@b", "javascript:void(0)", ";p", "d;p?q#f", " spaced name.html ",
-    "中文/页面.html?词=值", "d\\nhtml", "%41%42", "a:b", "../?q", "./?y",
+    "中文/页面.html?词=值", "d\\nhtml", "%41%42", "a:b", "../?q", "./?y", "//", "//?q", "///x", "http:", "http:?q",
+    "http:d.html", "https:", "HTTP:", "a1+.-:x", "1a:x", ";", ";#x", "//h;p", "x:;",
 ]  # fmt: skip
 
 
@@ -60,7 +62,7 @@ _SEGMENT = st.sampled_from(["a", "b", ".", "..", "", "x;p", "页", "%20", "c.htm
     base_path=st.lists(_SEGMENT, max_size=5),
     base_query=st.sampled_from(["", "?q=1", "?", "?a=b&c"]),
     href_path=st.lists(_SEGMENT, max_size=4),
-    href_start=st.sampled_from(["", "/", "./", "../", "//h2/", "?", "http://h3/"]),
+    href_start=st.sampled_from(["", "/", "./", "../", "//h2/", "?", "http://h3/", "//", "http:", "https:", "x:", ";", "//;"]),
     href_tail=st.sampled_from(["", "?z", "#f", "?z#f"]),
 )
 def test_random_pairs_resolve_as_against_the_whole_url(
