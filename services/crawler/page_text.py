@@ -71,8 +71,10 @@ def body_text(root: etree._Element) -> str:
             element.text = _BLOCK_BREAK + (element.text or "")
             element.tail = _BLOCK_BREAK + (element.tail or "")
     text = etree.tostring(body, method="text", encoding="unicode", with_tail=False)
-    text = _CJK_WRAP.sub("", text).replace("\n", " ")
-    lines = (_single_spaces(line).strip() for line in _LINE_BREAKS.split(text))
+    # Spaces collapse over the whole text at once, not line by line (150 calls a page):
+    # a run of them never spans a line break, which is no space character.
+    text = _single_spaces(_CJK_WRAP.sub("", text).replace("\n", " "))
+    lines = (line.strip() for line in _LINE_BREAKS.split(text))
     return "\n".join(line for line in lines if line)
 
 

@@ -175,7 +175,7 @@ def test_empty_or_broken_html_does_not_raise() -> None:
 
 PIECES = ["<p>", "</p>", "<pre>", "</pre>", "<b>", "<a href='/x'>", "</a>", "<br>", "<div class=nav>",
           "</div>", "<title>", "</title>", "\n", " ", "中文", "word", "\x00", "\ue000", "&amp;", "<!-- c -->",
-          "<script>", "</script>"]
+          "<script>", "</script>", "\u3000", "\xa0", "\t"]
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
