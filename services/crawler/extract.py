@@ -102,8 +102,9 @@ def _title(root: etree._Element) -> str:
 
 
 def _base_url(root: etree._Element, url: str) -> str:
-    for href in root.xpath("//base/@href"):
-        if href.strip():
+    for element in root.iter("base"):  # an XPath costs more than this walk
+        href = element.get("href")
+        if href and href.strip():
             try:
                 return urljoin(url, href.strip())
             except ValueError:
