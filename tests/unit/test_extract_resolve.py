@@ -4,33 +4,18 @@ link against the whole page URL gives."""
 
 from __future__ import annotations
 
-from urllib.parse import urljoin, urlsplit
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from w3lib.url import safe_url_string
 
-from services.crawler.extract import _directory, _resolve, _SKIP_SCHEMES
+from services.crawler.extract import _SKIP_SCHEMES, _absolute, _directory, _resolve
 
 
 def _reference(base: str, href: str, encoding: str) -> str | None:
-    """Resolution against the whole base URL, as it was done before the cache."""
+    """Resolution against the whole base URL, as it was done before the directory."""
     href = "".join(ch for ch in href.strip() if ch not in "\t\n\r")
     if not href or href.lower().startswith(_SKIP_SCHEMES):
         return None
-    try:
-        absolute = urljoin(base, href).split("#", 1)[0]
-        parts = urlsplit(absolute)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    if absolute.isascii() and " " not in absolute:
-        return absolute
-    try:
-        return safe_url_string(absolute, encoding=encoding)
-    except ValueError:
-        return None
+    return _absolute(base, href, encoding)
 
 
 BASES = [
