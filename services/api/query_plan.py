@@ -137,13 +137,15 @@ class QueryPlanner:
     def word(self, word: str, weight: float = 1.0, scales: Scales | None = None, by_grams: bool = True) -> Node:
         """One query word (or another name of it: 试算表 for 电子表格, excel for 电子表格);
         without ``by_grams``, in the word fields only."""
-        names = synonyms(word)
-        if not names:
+        names = self._names(word)
+        if len(names) == 1:
             return self._one_word(word, weight, scales, by_grams)
-        alternatives = (self._one_word(word, 1.0, scales, by_grams),) + tuple(
-            self._one_word(n, self._cfg.search_synonym_weight, scales, by_grams) for n in names
-        )
+        alternatives = tuple(self._one_word(n, w, scales, by_grams) for n, w in names)
         return Bool(should=alternatives, minimum_should_match=1, boost=weight)
+
+    def _names(self, word: str) -> list[tuple[str, float]]:
+        """The word and its other names, each with its weight."""
+        return [(word, 1.0)] + [(n, self._cfg.search_synonym_weight) for n in synonyms(word)]
 
     def _one_word(self, word: str, weight: float, scales: Scales | None, by_grams: bool) -> Node:
         """One word in every word field, or its bigrams when the page split it otherwise."""
@@ -162,11 +164,9 @@ class QueryPlanner:
         its other names'), alone: what a long query's words keep of their bigrams, as
         score for the pages the words select (a title that splits a word otherwise still
         counts), without the body's, whose phrases were the costliest part."""
-        cfg = self._cfg
-        names = [(word, 1.0)] + [(n, cfg.search_synonym_weight) for n in synonyms(word)]
         should = tuple(
-            Phrase(TITLE_GRAMS, tuple(grams(n)), cfg.search_gram_boost * w)
-            for n, w in names
+            Phrase(TITLE_GRAMS, tuple(grams(n)), self._cfg.search_gram_boost * w)
+            for n, w in self._names(word)
             if self._has_grams(n)
         )
         return Bool(should=should, minimum_should_match=1, boost=weight) if should else None
