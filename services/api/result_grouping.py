@@ -31,20 +31,20 @@ class Result:
 
 
 def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
-    """Hits in rank order, each near-duplicate of a better hit folded into it."""
+    """Hits in rank order, each near-duplicate of a better hit folded into it.
+
+    A hit's lead is the best-ranked earlier result that shares a band with it and
+    is similar enough by the whole signature; a result is listed under each of its
+    bands in rank order, so the first similar one found per band is that band's best.
+    """
     results: list[Result] = []
-    by_band: dict[tuple[int, ...], list[Result]] = {}
+    by_band: list[dict[tuple[int, ...], list[Result]]] = [{} for _ in range(minhash.BANDS)]
     by_hash: dict[str, Result] = {}
     for rank, hit in enumerate(hits):
         lead = by_hash.get(hit.content_hash) if hit.content_hash else None
-        keys = minhash.band_keys(hit.minhash) if hit.minhash else []
+        keys = minhash.band_rows(hit.minhash)
         if lead is None and keys:
-            candidates = {id(r): r for b in keys for r in by_band.get(b, [])}
-            lead = next(
-                (r for r in sorted(candidates.values(), key=lambda r: r.rank)
-                 if minhash.similarity(r.hit.minhash, hit.minhash) >= minhash.THRESHOLD),
-                None,
-            )  # fmt: skip
+            lead = _similar_lead(hit.minhash, keys, by_band)
         if lead is not None:
             lead.similar.append(hit)
             continue
@@ -52,9 +52,28 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
         results.append(result)
         if hit.content_hash:
             by_hash.setdefault(hit.content_hash, result)
-        for b in keys:
-            by_band.setdefault(b, []).append(result)
+        for band, key in zip(by_band, keys):
+            band.setdefault(key, []).append(result)
     return results
+
+
+def _similar_lead(
+    sig: tuple[int, ...], keys: list[tuple[int, ...]], by_band: list[dict[tuple[int, ...], list[Result]]]
+) -> Result | None:
+    """The best-ranked earlier result sharing a band with ``sig`` and similar to it."""
+    best: Result | None = None
+    seen: set[int] = set()
+    for band, key in zip(by_band, keys):
+        for r in band.get(key, ()):
+            if best is not None and r.rank >= best.rank:
+                break  # each list is in rank order: the rest rank lower still
+            if r.rank in seen:
+                continue
+            seen.add(r.rank)
+            if minhash.similarity(r.hit.minhash, sig) >= minhash.THRESHOLD:
+                best = r
+                break
+    return best
 
 
 @dataclass

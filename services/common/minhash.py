@@ -59,10 +59,10 @@ def similarity(a: Sequence[int], b: Sequence[int]) -> float:
     return sum(map(operator.eq, a, b)) / len(a)
 
 
-def band_keys(sig: Sequence[int]) -> list[tuple[int, ...]]:
-    """The LSH bands as in-memory keys (band number, then its rows): what ``bands``
-    hashes into index terms, without the hashing, for grouping a few hits at a time."""
-    return [(band, *sig[band * ROWS : (band + 1) * ROWS]) for band in range(BANDS)] if sig else []
+def band_rows(sig: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Each band's rows, band by band: what ``bands`` hashes into index terms, and,
+    unhashed, what a search groups its thirty-odd hits by to fold them."""
+    return [sig[i : i + ROWS] for i in range(0, len(sig), ROWS)] if sig else []
 
 
 def bands(sig: Sequence[int]) -> list[str]:
@@ -77,7 +77,7 @@ def _bands(sig: tuple[int, ...]) -> tuple[str, ...]:
     The key is mostly the document's own signature tuple: some 3.5 KB an entry."""
     return tuple(
         f"{band}:{hashlib.blake2b(','.join(map(str, rows)).encode(), digest_size=6).hexdigest()}"
-        for band, *rows in band_keys(sig)
+        for band, rows in enumerate(band_rows(sig))
     )
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from services.api.result_grouping import fold_near_duplicates, paginate
+from services.common import minhash
 from services.common.model import SearchHit
 
 
@@ -46,3 +50,42 @@ def test_when_other_sites_run_out_the_crowded_one_fills_the_page() -> None:
     hits = [_hit(f"/a{i}", "a.cn") for i in range(4)] + [_hit("/b0", "b.cn")]
     (page,) = paginate(fold_near_duplicates(hits), size=5, per_site=2, pages=1)
     assert [r.hit.url for r in page.results] == ["/a0", "/a1", "/a2", "/a3", "/b0"]
+
+
+def _fold_by_definition(hits: list[SearchHit]) -> list[tuple[str, list[str]]]:
+    """Each hit against every result before it: the same content, else the
+    best-ranked result that shares an LSH band and is similar enough."""
+    results: list[tuple[SearchHit, list[str]]] = []
+    for hit in hits:
+        same = [r for r in results if hit.content_hash and r[0].content_hash == hit.content_hash]
+        near = [
+            r for r in results
+            if hit.minhash and r[0].minhash
+            and any(r[0].minhash[b * 4 : b * 4 + 4] == hit.minhash[b * 4 : b * 4 + 4] for b in range(16))
+            and minhash.similarity(r[0].minhash, hit.minhash) >= minhash.THRESHOLD
+        ]  # fmt: skip
+        lead = (same or near or [None])[0]
+        if lead is None:
+            results.append((hit, []))
+        else:
+            lead[1].append(hit.url)
+    return [(h.url, similar) for h, similar in results]
+
+
+_CHANGES = st.lists(st.integers(0, 63), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), _CHANGES, st.booleans()), max_size=30))
+def test_folding_matches_its_definition(specs: list[tuple[int, int, list[int], bool]]) -> None:
+    # Copies of three pages, each with some of its 64 values changed: pairs land on
+    # both sides of the threshold, sharing bands or not. A few hits share content,
+    # a few have no signature (a short page).
+    hits = []
+    for i, (group, base, changes, signed) in enumerate(specs):
+        sig = [base * 1000 + pos for pos in range(64)]
+        for pos in changes:
+            sig[pos] = 10_000 + i * 64 + pos
+        content = f"h{group}" if group < 2 else f"/p{i}"
+        hits.append(_hit(f"/p{i}", sig=tuple(sig) if signed else (), content_hash=content))
+    assert [(r.hit.url, [h.url for h in r.similar]) for r in fold_near_duplicates(hits)] == _fold_by_definition(hits)

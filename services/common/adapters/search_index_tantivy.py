@@ -465,11 +465,11 @@ class TantivySearchIndex:
         total = int(result.count or 0)
         if not result.hits:
             return SearchHits(total=total, hits=[])
-        addrs = [addr for _, addr in result.hits]
-        ranks = searcher.fast_field_values("rank", addrs)
+        reachable = _reachable(result.hits, offset + limit, cfg.search_pagerank_weight)
+        ranks = searcher.fast_field_values("rank", [addr for _, addr in reachable])
         scored = [
             (float(bm25) + rank_feature(float(r or 0.0), cfg.search_pagerank_weight, cfg.search_pagerank_pivot), addr)
-            for (bm25, addr), r in zip(result.hits, ranks)
+            for (bm25, addr), r in zip(reachable, ranks)
         ]
         scored.sort(key=lambda pair: -pair[0])
         def hit(score: float, addr: tantivy.DocAddress) -> SearchHit:
@@ -477,6 +477,20 @@ class TantivySearchIndex:
             return dataclasses.replace(stored, score=score)
 
         return SearchHits(total=total, hits=_page_with_url_ties(hit, scored, offset, limit))
+
+
+def _reachable(hits: list[tuple[float, tantivy.DocAddress]], end: int, weight: float) -> list[tuple[float, tantivy.DocAddress]]:
+    """The hits, best BM25 first, that the rank feature could still lift into the
+    first ``end``: it adds less than ``weight``, so a hit that far below the
+    ``end``-th BM25 score cannot pass it. Rescoring reads and scores only these; at a
+    million pages that is a tenth of the rescoring window for a typical query."""
+    if weight <= 0 or len(hits) <= end:
+        return hits
+    floor = float(hits[end - 1][0]) - weight - 1e-6  # margin: scores are f32
+    keep = end
+    while keep < len(hits) and float(hits[keep][0]) > floor:
+        keep += 1
+    return hits[:keep]
 
 
 def _page_with_url_ties(
