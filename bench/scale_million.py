@@ -5,6 +5,8 @@ bare tantivy query, and `tansuo serve` over HTTP, at 100,000 and 1,000,000 pages
     .venv/bin/python -m bench.scale_million --pages 5000 --at 2000 --queries 200   # a smoke run, printed
     .venv/bin/python -m bench.scale_million --step build          # build, or resume a stopped build
     .venv/bin/python -m bench.scale_million --step measure --index 100000   # one index, once built
+    .venv/bin/python -m bench.scale_million --step merge --index 100000     # a copy, `tansuo force-merge`d
+    .venv/bin/python -m bench.scale_million --step measure --index 100000 --merged   # and measured
     .venv/bin/python -m bench.scale_million --step report --write           # render what is measured
 
 Every step runs in a process of its own (``bench.scale_index``, ``bench.scale_latency``,
@@ -19,6 +21,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -86,9 +89,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="processes building documents for the one writing process")
     parser.add_argument("--work", type=Path, default=cache_dir().parent / "scale-bench",
                         help="where the indexes and figures go (about 12 KiB a page)")
-    parser.add_argument("--step", choices=("all", "build", "measure", "report"), default="all",
-                        help="only build (or resume the build), only measure the indexes built "
-                             "(--index), or only render what is measured")  # fmt: skip
+    parser.add_argument("--step", choices=("all", "build", "merge", "measure", "report"), default="all",
+                        help="only build (or resume the build), only copy and force-merge the indexes built, "
+                             "only measure them (--index), or only render what is measured")  # fmt: skip
+    parser.add_argument("--merged", action="store_true",
+                        help="with --step measure: the force-merged copies in WORK/merged-N")
+    parser.add_argument("--merge-heap-mb", type=int, default=4000,
+                        help="TANSUO_INDEX_MERGE_HEAP_MB for the merge (more memory, fewer segments)")
     parser.add_argument("--index", type=int, action="append",
                         help="with --step measure: the index in WORK/N (N pages; a build paused part-way may be "
                              "measured through a link WORK/N -> WORK/PAGES)")  # fmt: skip
@@ -105,10 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.step in ("all", "build"):
         prepare(args)
         build(args)
+    indexes = args.index or ([args.at] if args.at else []) + [args.pages]
+    if args.step in ("all", "merge"):
+        for pages in indexes:
+            merge(args, pages)
     if args.step in ("all", "measure"):
         prepare(args)
-        for pages in args.index or ([args.at] if args.at else []) + [args.pages]:
-            measure(args, pages)
+        for pages in indexes:
+            measure(args, pages, merged=False)
+            if args.step == "all" or args.merged:
+                measure(args, pages, merged=True)
     if args.step in ("all", "report"):
         results = gather(args)
         if args.reading:
@@ -160,9 +173,44 @@ def build(args: argparse.Namespace) -> None:
     _file(args, "build-{pages}.json").write_text(json.dumps(result))
 
 
-def measure(args: argparse.Namespace, pages: int) -> None:
-    """SearchService against the bare query, then `tansuo serve`, on the index of ``pages``."""
-    data_dir = args.work / str(pages)
+def merge(args: argparse.Namespace, pages: int) -> None:
+    """A copy of the index of ``pages`` in WORK/merged-N, rewritten by `tansuo force-merge`
+    (a process of its own: its peak RSS is the merge's)."""
+    source, data_dir = args.work / str(pages) / "index", args.work / f"merged-{pages}"
+    done = args.work / f"merge-{pages}.json"
+    if done.exists():
+        _log(f"{pages:,} pages already merged")
+        return
+    subprocess.run(["rm", "-rf", str(data_dir)], check=True)  # a copy or merge stopped part-way
+    data_dir.mkdir(parents=True)
+    _log(f"copying the index of {pages:,} pages to {data_dir} ...")
+    subprocess.run(["cp", "-a", str(source), str(data_dir / "index")], check=True)
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}
+    env["TANSUO_INDEX_MERGE_HEAP_MB"] = str(args.merge_heap_mb)
+    _log(f"tansuo force-merge --data {data_dir} ...")
+    code = ("import resource, subprocess, sys, time, json; t = time.monotonic(); "
+            "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+            "print(json.dumps({'returncode': p.returncode, 'stderr': p.stderr[-2000:], 'wall_s': time.monotonic() - t, "
+            "'maxrss_kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))")  # fmt: skip
+    out = subprocess.run([PY, "-c", code, PY, "-m", "services.cli.main", "force-merge", "--data", str(data_dir)],
+                         capture_output=True, text=True, env=env, cwd=REPO, check=True)  # fmt: skip
+    result = json.loads(out.stdout)
+    if result["returncode"] != 0:
+        raise SystemExit(f"tansuo force-merge failed: {result['stderr']}")
+    found = re.search(r"merged (\d+) documents: (\d+) segment\(s\) -> (\d+)", result["stderr"])
+    if found is None:
+        raise SystemExit(f"tansuo force-merge said: {result['stderr']}")
+    docs, before, after = map(int, found.groups())
+    result.update(docs=docs, segments_before=before, segments_after=after, heap_mb=args.merge_heap_mb,
+                  when=when, commit=machine.describe().commit)  # fmt: skip
+    done.write_text(json.dumps(result))
+
+
+def measure(args: argparse.Namespace, pages: int, merged: bool = False) -> None:
+    """SearchService against the bare query, then `tansuo serve`, on the index of ``pages``
+    (or its force-merged copy)."""
+    data_dir = args.work / (f"merged-{pages}" if merged else str(pages))
     if not (data_dir / "index" / "meta.json").exists():
         raise SystemExit(f"no index of {pages:,} pages in {data_dir}: build first")
     queries_file = _file(args, "queries-{pages}.json")
@@ -172,7 +220,7 @@ def measure(args: argparse.Namespace, pages: int) -> None:
     # The figures are for an index in the page cache; a limited run before dropped it.
     warmed = read_into_page_cache(data_dir / "index")
     _log(f"read {warmed / 1024**3:.1f} GiB of index into the page cache; searching {pages:,} pages in process ...")
-    search = _child(["bench.scale_latency", str(data_dir), str(queries_file), str(args.work / f"search-{pages}.prof")])
+    search = _child(["bench.scale_latency", str(data_dir), str(queries_file), str(args.work / f"search-{'merged-' if merged else ''}{pages}.prof")])
     load["after searching"] = os.getloadavg()[0]
     _log(f"searching {pages:,} pages through tansuo serve ...")
     serve = serve_latency(data_dir, queries, args.work)
@@ -182,7 +230,7 @@ def measure(args: argparse.Namespace, pages: int) -> None:
         _log(f"searching {pages:,} pages through tansuo serve under a memory limit of {args.memory_limit:,} bytes ...")
         out["serve_limited"] = serve_latency(data_dir, queries, args.work, memory_limit=args.memory_limit)
         load["after serving, limited"] = os.getloadavg()[0]
-    (args.work / f"measure-{pages}.json").write_text(json.dumps(out))
+    (args.work / f"measure-{'merged-' if merged else ''}{pages}.json").write_text(json.dumps(out))
 
 
 def gather(args: argparse.Namespace) -> dict[str, Any]:
@@ -194,11 +242,15 @@ def gather(args: argparse.Namespace) -> dict[str, Any]:
         state = json.loads((args.work / str(args.pages) / "build-state.json").read_text())
         build_result = {"pages": args.pages, "docs": state["done"], "unfinished": True, "builders": args.builders,
                         "progress": state["progress"], "at": state["at"], "runs": state["runs"]}  # fmt: skip
-    measured = {}
+    measured, merged = {}, {}
     for path in sorted(args.work.glob("measure-*.json")):
-        pages = int(path.stem.split("-")[1])
-        if pages <= args.pages:
-            measured[str(pages)] = json.loads(path.read_text())
+        kind, _, number = path.stem.removeprefix("measure-").rpartition("-")
+        if int(number) > args.pages:
+            continue
+        if kind == "merged":
+            merged[number] = {**json.loads(path.read_text()), "merge": _merge_result(args, number)}
+        else:
+            measured[number] = json.loads(path.read_text())
     queries = json.loads(_file(args, "queries-{pages}.json").read_text(encoding="utf-8"))
     return {
         "machine": dataclasses.asdict(machine.describe()),
@@ -208,7 +260,13 @@ def gather(args: argparse.Namespace) -> dict[str, Any]:
         "queries": queries,
         "warm_up": WARM_UP,
         "measured": measured,
+        "merged": merged,
     }
+
+
+def _merge_result(args: argparse.Namespace, pages: str) -> dict[str, Any] | None:
+    path = args.work / f"merge-{pages}.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 if __name__ == "__main__":

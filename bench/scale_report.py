@@ -239,6 +239,7 @@ def render(r: dict[str, Any]) -> str:
     out += _table("| index | process | peak RSS (VmHWM) | anonymous, at the end | file-backed, at the end |",
                   [row for k, v in measured.items() for row in _serve_rows(labels[k], v["serve"])])
     out += _limited_section(measured, labels)
+    out += _merged_section(r.get("merged", {}), labels)
     service = _stats(big["service_ms"])
     hwm_kib = sum(p["VmHWM"] for p in measured[big_key]["serve"]["processes"].values())
     out += [
@@ -248,9 +249,43 @@ def render(r: dict[str, Any]) -> str:
         f"{_met(service.p99 <= TARGET_P99_MS)}); peak RSS of `tansuo serve`, all processes, {_gib(hwm_kib)} "
         f"with no limit (target ≤ 2 GB: {_met(hwm_kib * 1024 <= TARGET_RSS_BYTES)}){_limited_verdict(measured[big_key])}.",
     ]
+    if big_key in r.get("merged", {}):
+        merged = _stats(r["merged"][big_key]["search"]["service_ms"])
+        out[-1] += (f" After `tansuo force-merge`: p50 {merged.p50:.2f} ms ({_met(merged.p50 <= TARGET_P50_MS)}), "
+                    f"p99 {merged.p99:.2f} ms ({_met(merged.p99 <= TARGET_P99_MS)}).")  # fmt: skip
     if r.get("reading"):
         out += ["", r["reading"]]
     return "\n".join(out) + "\n"
+
+
+def _merged_section(merged: dict[str, Any], labels: dict[str, str]) -> list[str]:
+    """The same measures on a copy of each index rewritten by `tansuo force-merge`."""
+    rows = []
+    for key, value in merged.items():
+        m, service, bare = value["merge"], _stats(value["search"]["service_ms"]), _stats(value["search"]["bare_ms"])
+        serve = _stats(value["serve"]["ms"])
+        merge = (f"{m['segments_before']} → {m['segments_after']} | {m['wall_s'] / 60:.1f} min, "
+                 f"{_mib(m['maxrss_kib'])} | " if m else "| | ")  # fmt: skip
+        rows.append(f"| {labels.get(key, key)} | {merge}**{service.p50:.2f}** / **{service.p99:.2f}** | "
+                    f"{bare.p50:.2f} / {bare.p99:.2f} | {serve.p50:.2f} / {serve.p99:.2f} | "
+                    f"{_met(service.p50 <= TARGET_P50_MS)} / {_met(service.p99 <= TARGET_P99_MS)} |")  # fmt: skip
+    if not rows:
+        return []
+    first = next(iter(merged.values()))
+    return [
+        "",
+        "### After `tansuo force-merge`",
+        "",
+        "A copy of each index rewritten by `tansuo force-merge` (one writer with `TANSUO_INDEX_MERGE_HEAP_MB` of "
+        f"memory, {first['merge']['heap_mb'] if first['merge'] else '?'} MB here, copying every document into new "
+        "segments in one commit; `bench.scale_million --step merge`), then measured as above: the same queries, "
+        "the same results. A search sets each query term up once per segment.",
+        "",
+        "| index | segments | merge: wall, peak RSS | SearchService p50 / p99 ms | floor p50 / p99 | "
+        "tansuo serve p50 / p99 | target p50 ≤ 5 / p99 ≤ 25 |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+    ]
 
 
 def _limited_section(measured: dict[str, Any], labels: dict[str, str]) -> list[str]:

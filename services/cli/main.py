@@ -21,7 +21,7 @@ multiprocess_metrics.prepare(sys.argv[1:])
 
 from pydantic import ValidationError  # noqa: E402
 
-from services.cli import commands, eval_command, host_command, service_commands  # noqa: E402
+from services.cli import commands, eval_command, host_command, merge_command, service_commands  # noqa: E402
 from services.common.json_logging import JsonFormatter
 from services.common.log_throttle import RepeatThrottle
 from services.common.settings import Settings
@@ -133,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
 
     eval_command.add_parser(sub)
     host_command.add_parser(sub)
+    merge_command.add_parser(sub)
 
     for name, (_, summary) in SERVICE_COMMANDS.items():
         service = sub.add_parser(name, help=f"{summary}; backends from TANSUO_* variables")
@@ -206,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": commands.seed,
         "eval": eval_command.run,
         "host": host_command.run,
+        "force-merge": merge_command.run,
         **{name: handler for name, (handler, _) in SERVICE_COMMANDS.items()},
     }
     try:

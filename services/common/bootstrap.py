@@ -52,11 +52,16 @@ def build_page_store(cfg: Settings) -> PageStore:
     raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
+def embedded_index(cfg: Settings) -> bool:
+    """Whether the search index is the data directory's own (tantivy), not a server's."""
+    return _scheme(cfg.index) in ("", "tantivy")
+
+
 def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
     """``read_only`` opens the index without taking the writer lock, so `tansuo serve`
     can answer queries while `tansuo crawl` writes in another process."""
     scheme = _scheme(cfg.index)
-    if scheme in ("", "tantivy"):
+    if embedded_index(cfg):
         from services.common.adapters.search_index_tantivy import TantivySearchIndex
 
         return TantivySearchIndex(cfg.data_dir / "index", cfg, read_only=read_only)

@@ -294,6 +294,16 @@ def feature_precision(value: float) -> float:
 
 
 @dataclass(frozen=True)
+class MergeReport:
+    """What a force merge did: segments before and after (None where the backend
+    does not say), and the documents the index holds."""
+
+    documents: int
+    segments_before: int | None
+    segments_after: int | None
+
+
+@dataclass(frozen=True)
 class LinkFields:
     """What the ranker writes into an indexed page: link-derived fields only."""
 

@@ -7,12 +7,12 @@ The docstrings are contracts that every adapter keeps; the contract tests in
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
-from services.common.model import IndexDoc, LinkFields, SearchHits, SearchQuery, StoredPage
+from services.common.model import IndexDoc, LinkFields, MergeReport, SearchHits, SearchQuery, StoredPage
 
 if TYPE_CHECKING:  # numpy, which they hold, is not needed by every process that names a port
     from services.common.link_ids import AnchorChunk, EdgeChunk
@@ -133,6 +133,14 @@ class SearchIndex(Protocol):
         """Every indexed URL (for tests, audits and reindexing)."""
 
     def ping(self) -> None: ...
+
+    def force_merge(self, progress: Callable[[int, int], None] | None = None) -> MergeReport:
+        """Rewrite the committed index into as few segments as the backend can
+        (Elasticsearch's force merge), for an index that will change little for a
+        while: a search sets up every term of the query once per segment.
+        ``progress(done, total)`` is called as documents are copied, where the
+        backend copies them itself. Writers must be stopped; an interrupted merge
+        leaves the index as it was."""
 
     def close(self) -> None: ...
 

@@ -374,3 +374,60 @@ def test_term_stats_count_documents_per_field_and_token(index: SearchIndex) -> N
     docs, dfs = index.term_stats([("title_tokens", "网络"), ("body_tokens", "网络"), ("title_tokens", "打印"),
                                   ("body_tokens", "无此词")])  # fmt: skip
     assert (docs, dfs) == (3, [1, 2, 2, 0])
+
+
+def _scored(index: SearchIndex, *terms: str) -> list[tuple[str, float]]:
+    return [(h.url, round(h.score, 4)) for h in index.search(_query(*terms, require_all=False)).hits]
+
+
+def test_a_force_merge_keeps_every_document_its_link_fields_and_scores(open_index: OpenIndex) -> None:
+    index = open_index()
+    for url, title, body in ((A, "软件 安装", "安装 步骤"), (B, "软件 下载", "下载 安装"), (C, "网络 设置", "设置 网络")):
+        index.upsert([index_doc(url, title, body)])
+        index.commit()  # one segment each, on tantivy
+    index.delete([C])
+    index.set_link_fields({A: LinkFields(pagerank=0.25, rank=2.5, anchors="入口 页面", anchors_tokens="入口 页面")})
+    index.commit()
+    reader = open_index(read_only=True)
+    before = {q: _scored(index, *q) for q in (("软件",), ("安装",), ("入口",), ("网络",))}
+    link_fields = index.get(A)
+
+    report = index.force_merge()
+
+    assert report.documents == 2 and index.count() == 2
+    if isinstance(index, TantivySearchIndex):
+        assert report.segments_before is not None and report.segments_before >= 2
+        assert report.segments_after == 1
+    assert {q: _scored(index, *q) for q in before} == before
+    assert {q: _scored(reader, *q) for q in before} == before  # another process's reader follows
+    assert index.get(C) is None
+    kept = index.get(A)
+    assert kept is not None and link_fields is not None
+    assert (kept.pagerank, kept.rank, kept.anchors, kept.body_tokens) == (
+        link_fields.pagerank, link_fields.rank, link_fields.anchors, link_fields.body_tokens)  # fmt: skip
+    index.upsert([index_doc(C, "网络 设置", "设置 网络")])  # the index is writable again
+    index.commit()
+    assert _search(index, "网络") == [C]
+
+
+def test_an_interrupted_force_merge_changes_nothing(tmp_path: Path) -> None:
+    index = TantivySearchIndex(tmp_path / "index", CFG)
+    try:
+        for url in (A, B):
+            index.upsert([index_doc(url, "软件 安装", "正文")])
+            index.commit()
+        segments = index._searcher().num_segments
+
+        def interrupt(done: int, total: int) -> None:
+            raise KeyboardInterrupt  # Ctrl-C while the copy runs
+
+        with pytest.raises(KeyboardInterrupt):
+            index.force_merge(interrupt)
+        assert index._searcher().num_segments == segments and index.count() == 2
+        index.upsert([index_doc(C, "网络", "正文")])
+        index.commit()
+        assert index.count() == 3
+    finally:
+        index.close()
+    reopened = TantivySearchIndex(tmp_path / "index", CFG, read_only=True)
+    assert sorted(reopened.urls()) == [A, B, C]

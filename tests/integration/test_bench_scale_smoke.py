@@ -65,6 +65,10 @@ def test_a_stopped_build_goes_on_where_its_figures_were_last_saved(
     assert result["vmhwm_kib"] > 0 and result["build_cpu_s"] > 0
 
 
+def measured_totals(work: Path) -> list[int]:
+    return json.loads((work / "measure-300.json").read_text())["search"]["totals"]
+
+
 def test_the_benchmark_builds_measures_and_reports_both_indexes(tiny_corpus: Path) -> None:
     work = tiny_corpus / "work"
     out = tiny_corpus / "benchmarks.md"
@@ -76,6 +80,12 @@ def test_the_benchmark_builds_measures_and_reports_both_indexes(tiny_corpus: Pat
                 "| 300 pages | bare tantivy query (the floor) |", "| 300 pages | **all processes** |"):  # fmt: skip
         assert row in text
     assert "20 × 200" in text  # every query answered over HTTP
+    assert "### After `tansuo force-merge`" in text
+    merge = json.loads((work / "merge-300.json").read_text())
+    assert merge["docs"] == 300 and merge["segments_before"] >= 1 and merge["segments_after"] == 1
+    assert f"| 300 pages | {merge['segments_before']} → 1 |" in text
+    merged = json.loads((work / "measure-merged-300.json").read_text())
+    assert merged["search"]["totals"] == measured_totals(work)  # the same queries find the same pages
     measured = json.loads((work / "measure-300.json").read_text())
     assert len(measured["search"]["service_ms"]) == len(measured["search"]["bare_ms"]) == 20
     assert scale_million.main([*args, "--step", "report"]) == 0  # renders again without measuring

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -38,6 +38,7 @@ from services.common.adapters import token_fields
 from services.common.model import (
     IndexDoc,
     LinkFields,
+    MergeReport,
     SearchHit,
     SearchHits,
     SearchQuery,
@@ -481,6 +482,16 @@ class ElasticsearchSearchIndex:
     def ping(self) -> None:
         """Raise unless the cluster answers and the alias has a searchable index."""
         self._es.count(index=self._target)
+
+    def force_merge(self, progress: Callable[[int, int], None] | None = None, timeout_s: float = 3600.0) -> MergeReport:
+        """``POST /<index>/_forcemerge?max_num_segments=1`` on the index behind the
+        alias, after a refresh. Elasticsearch merges on the server, so there is no
+        progress to report; its docs advise it only for indices no longer written to,
+        since a merged segment of deleted documents is not merged again soon."""
+        self._require_writable()
+        self._es.indices.refresh(index=self._target)
+        self._es.options(request_timeout=timeout_s).indices.forcemerge(index=self._target, max_num_segments=1)
+        return MergeReport(documents=self.count(), segments_before=None, segments_after=None)
 
     # --- writing
 
