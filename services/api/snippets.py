@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import NamedTuple
 
-from services.common.analysis.fold import regional_forms, variants
+from services.api.term_finder import ASCII_ALNUM, finder
+from services.common.analysis.fold import regional_forms
 from services.common.analysis.han import HAN
 
 SNIPPET_CHARS = 150
@@ -27,21 +28,9 @@ _NON_SPACE = re.compile(r"\S")
 # Matches looked at for the best window: a term on every line of a long page does not
 # need listing to its end to find where the terms crowd together.
 _MAX_MATCHES = 64
-_ASCII_ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _HAN_CHAR = re.compile(f"[{HAN}]")
 # Characters of a body scanned for the best window; see _region.
 _SCAN_CHARS = 20_000
-_ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-+#][0-9a-z]+)*[+#]*")
-
-
-def _char_class(ch: str) -> str:
-    # Forms page text really uses: Latin-1 and the CJK and full-width blocks. The rest
-    # (ⓓ, ᵈ, ⅅ, the typographic spaces) fold the same for search but made a Latin
-    # term's pattern ten times slower to compile, on every new query.
-    forms = "".join(c for c in variants(ch) if c == ch or ord(c) < 0x250 or ord(c) >= 0x3000)
-    if len(forms) == 1:
-        return re.escape(ch)
-    return "[" + "".join(re.escape(c) for c in forms) + "]"
 
 
 class _Match(NamedTuple):
@@ -56,25 +45,25 @@ class _Matcher:
     must not light up inside "apt"); Chinese has no word boundaries to respect.
 
     Terms are folded text (软件, apt); each character matches every form that folds
-    to it (軟, Ａ), so the page's own script is what gets marked. A pattern per term,
-    compiled once per process, rather than one alternation per query: compiling the
-    character classes cost 4 ms, more than the index search, on every new query."""
+    to it (軟, Ａ), so the page's own script is what gets marked. A finder per term,
+    made once per process (services/api/term_finder.py), rather than one alternation
+    per query: compiling the character classes cost 4 ms, more than the index search,
+    on every new query."""
 
     def __init__(self, terms: tuple[str, ...]) -> None:
         self.terms = terms
-        self.patterns = [_term_pattern(t) for t in terms]
+        self.finders = [finder(t) for t in terms]
 
     def matches(self, text: str, limit: int = 0) -> list[_Match]:
         """Leftmost-longest matches, not overlapping, in text order; at most ``limit``
         per term when given."""
         found: list[tuple[int, int, int]] = []
-        for n, pattern in enumerate(self.patterns):
+        for n, term in enumerate(self.finders):
             taken = 0
-            for m in pattern.finditer(text):
-                start = m.start()
-                if start and text[start - 1] in _ASCII_ALNUM and not _HAN_CHAR.match(text, start):
+            for start, end in term.spans(text):
+                if start and text[start - 1] in ASCII_ALNUM and not _HAN_CHAR.match(text, start):
                     continue  # a Latin word starting inside a longer one ("apt" in "adapt")
-                found.append((start, start - m.end(), n))
+                found.append((start, start - end, n))
                 taken += 1
                 if taken == limit:
                     break
@@ -90,16 +79,8 @@ class _Matcher:
     def first(self, text: str, pos: int = 0) -> int | None:
         """Where the first match at or after ``pos`` starts (word starts unchecked:
         this only finds the part of a long body worth scanning)."""
-        starts = [m.start() for m in (p.search(text, pos) for p in self.patterns) if m is not None]
+        starts = [at for at in (f.first(text, pos) for f in self.finders) if at is not None]
         return min(starts) if starts else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _term_pattern(term: str) -> re.Pattern[str]:
-    body = "".join(_char_class(c) for c in term)
-    # No IGNORECASE: each character's class already holds its cases and widths, and
-    # without the flag (and a look-behind in front) re scans three times faster.
-    return re.compile(body + "(?![0-9A-Za-z])" if _ASCII_WORD.fullmatch(term) else body)
 
 
 @functools.lru_cache(maxsize=1024)
