@@ -61,7 +61,9 @@ class TermFinder:
         if self._pattern is not None:
             m = self._pattern.search(text, pos)
             return None if m is None else m.start()
-        return next((start for start, _ in self._literal_spans(text, pos)), None)
+        assert self._spellings is not None
+        starts = [at for at in (self._first_of(text, s, pos) for s in self._spellings) if at >= 0]
+        return min(starts) if starts else None
 
     def _literal_spans(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         assert self._spellings is not None
@@ -76,13 +78,20 @@ class TermFinder:
 
     def _starts(self, text: str, spelling: str, pos: int) -> list[int]:
         found = []
-        at = text.find(spelling, pos)
+        at = self._first_of(text, spelling, pos)
         while at >= 0:
-            after = at + self._length
-            if not (self._word_end and after < len(text) and text[after] in ASCII_ALNUM):
-                found.append(at)
-            at = text.find(spelling, at + 1)
+            found.append(at)
+            at = self._first_of(text, spelling, at + 1)
         return found
+
+    def _first_of(self, text: str, spelling: str, pos: int) -> int:
+        """Where ``spelling`` first occurs at or after ``pos`` as a whole Latin word
+        when the term is one; -1 when nowhere."""
+        at = text.find(spelling, pos)
+        if self._word_end:
+            while at >= 0 and at + self._length < len(text) and text[at + self._length] in ASCII_ALNUM:
+                at = text.find(spelling, at + 1)
+        return at
 
 
 @functools.lru_cache(maxsize=4096)

@@ -34,6 +34,7 @@ def _both(term: str, monkeypatch: pytest.MonkeyPatch) -> tuple[TermFinder, TermF
 @settings(max_examples=400, deadline=None)
 @given(TEXT, TERM, st.integers(0, 60))
 @example("软件軟件", "软件", 0)  # touching: both
+@example("軟件软件", "软件", 0)  # the second spelling first
 @example("優优优", "优优", 1)  # overlapping: the leftmost
 @example("aaa", "aa", 0)  # the first is inside a longer word, the second is not
 @example("aAa", "aa", 0)
