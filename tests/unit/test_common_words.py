@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from services.api.query_plan import Plan, QueryPlanner
 from services.api.query_syntax import parse
-from services.common.query_tree import Bool, Node, Term
+from services.common.query_tree import Bool, Node, Phrase, Term
 from services.common.settings import Settings
 
 PAGES = 1000
@@ -79,3 +79,20 @@ def test_the_minimum_is_the_share_of_the_words_that_select_and_never_more_than_b
     assert _wanted(_plan("工作 相关 批示 会议")) == ([{"批示"}], 1)
     clauses, minimum = _wanted(_plan("工作 相关 会议 批示 李鹏 航空工业 铁路 运输 干线 分工 优化"))
     assert len(clauses) == 8 and minimum == 3  # a third of 8 rounded up; of all 11 it would be 4
+
+
+def _fields(node: Node) -> set[str]:
+    if isinstance(node, (Term, Phrase)):
+        return {node.field}
+    if isinstance(node, Bool):
+        return set().union(*(_fields(n) for n in (*node.must, *node.should)))
+    return set()
+
+
+def test_a_common_word_scores_in_titles_only() -> None:
+    plan = _plan("李鹏 航空工业 工作 会议 批示 相关")
+    common = [n for n in plan.tree.should if _words(n) & {"工作", "相关", "会议"}]
+    assert len(common) == 3
+    assert all(_fields(n) <= {"title_tokens", "title_grams"} for n in common)
+    (wanted,) = plan.tree.must  # the selecting words keep every field
+    assert all({"title_tokens", "body_tokens", "headings_tokens"} <= _fields(c) for c in wanted.should)
