@@ -303,7 +303,7 @@ class QueryPlanner:
         costliest part of the long queries at a million pages (a headline's 40 slowest:
         p50 12.5 against 5.6 ms without them), and there its body score says little
         while its title score still tells a page about it from one that merely uses it
-        (the headline titles' MRR@10 rose 0.498 -> 0.521 with it; docs/ranking.md)."""
+        (the headline titles' MRR@10 rose 0.498 -> 0.529 with it; docs/ranking.md)."""
         common = self._common([clause_words[id(c)] for c in clauses if id(c) in clause_words], freqs)
         selective = [c for c in clauses if clause_words.get(id(c)) not in common]
         if not common:

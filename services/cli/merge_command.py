@@ -72,7 +72,7 @@ def _check_embedded(path: Path) -> None:
 
 
 class _Progress:
-    """A line every ten seconds: a million pages take some twenty minutes."""
+    """A line every ten seconds: a million pages took fifteen minutes here."""
 
     def __init__(self, started: float) -> None:
         self._started = started

@@ -220,13 +220,7 @@ class TantivySearchIndex:
                     f"cannot open the search index at {self._path}: {exc}. If an older Tansuo built it, "
                     "its fields differ: move that directory away and crawl again"
                 ) from exc
-            try:
-                self._writer = self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
-            except ValueError as exc:
-                raise IndexLocked(
-                    f"the search index at {self._path} is already open for writing "
-                    f"(another tansuo process?): {exc}"
-                ) from exc
+            self._writer = self._open_writer(_WRITER_HEAP_BYTES)
         self._schema = self._index.schema
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
@@ -234,6 +228,15 @@ class TantivySearchIndex:
         self._reload()
 
     # --- reading
+
+    def _open_writer(self, heap_bytes: int, threads: int = _WRITER_THREADS) -> tantivy.IndexWriter:
+        """The index's one writer, or IndexLocked while another process holds it."""
+        try:
+            return self._index.writer(heap_size=heap_bytes, num_threads=threads)
+        except ValueError as exc:
+            raise IndexLocked(
+                f"the search index at {self._path} is already open for writing (another tansuo process?): {exc}"
+            ) from exc
 
     def _meta(self) -> tuple[int, int, int] | None:
         try:
@@ -443,7 +446,8 @@ class TantivySearchIndex:
             before, total = searcher.num_segments, searcher.num_docs
             self.close()  # one writer per index: the big one takes the lock
             try:
-                writer = self._index.writer(heap_size=self._cfg.index_merge_heap_mb * 1_000_000, num_threads=1)
+                # One thread: every thread writes segments of its own.
+                writer = self._open_writer(self._cfg.index_merge_heap_mb * 1_000_000, threads=1)
                 try:
                     self._copy_all(searcher, writer, total, progress)
                 except BaseException:
@@ -452,7 +456,7 @@ class TantivySearchIndex:
                 finally:
                     writer.wait_merging_threads()
             finally:
-                self._writer = self._index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
+                self._writer = self._open_writer(_WRITER_HEAP_BYTES)
             self._reload()
             after = self._index.searcher()
             return MergeReport(documents=after.num_docs, segments_before=before, segments_after=after.num_segments)
