@@ -41,7 +41,8 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
     by_band: list[dict[tuple[int, ...], list[Result]]] = [{} for _ in range(minhash.BANDS)]
     by_hash: dict[str, Result] = {}
     for rank, hit in enumerate(hits):
-        lead = by_hash.get(hit.content_hash) if hit.content_hash else None
+        copy = hit.content_hash if hit.copy_key is None else hit.copy_key
+        lead = by_hash.get(copy) if copy else None
         keys = minhash.band_rows(hit.minhash)
         if lead is None and keys:
             lead = _similar_lead(hit.minhash, keys, by_band)
@@ -50,8 +51,8 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
             continue
         result = Result(hit, rank)
         results.append(result)
-        if hit.content_hash:
-            by_hash.setdefault(hit.content_hash, result)
+        if copy:
+            by_hash.setdefault(copy, result)
         for band, key in zip(by_band, keys):
             band.setdefault(key, []).append(result)
     return results

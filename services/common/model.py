@@ -334,6 +334,9 @@ class SearchHit:
     pagerank: float
     content_hash: str = ""
     minhash: tuple[int, ...] = ()  # for folding near-duplicates among the results
+    # Equal for hits of the same text, when a backend folds copies by a key of the content
+    # hash instead of the hash itself (tantivy's fold_keys); None: compare content_hash.
+    copy_key: str | None = None
 
 
 @dataclass(frozen=True)

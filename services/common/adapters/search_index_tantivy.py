@@ -15,6 +15,7 @@ fields because tantivy has no stored-but-not-indexed text field.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 import os
@@ -25,7 +26,8 @@ from pathlib import Path
 import tantivy
 from tantivy import Occur, Query
 
-from services.common.adapters import token_fields
+from services.common.adapters import fold_keys, token_fields
+from services.common.adapters.deferred_hit import DeferredHit
 from services.common.adapters.mmap_advice import RandomAccessAdvice
 from services.common.adapters.recent_documents import RecentDocuments
 from services.common.adapters.stored_hit_cache import StoredHitCache
@@ -67,7 +69,9 @@ class IndexLocked(IndexUnavailable, IndexWriterBusy):
     """Another process holds the index writer; it is free again once that one exits."""
 
 
-def _schema() -> tantivy.Schema:
+def _schema(with_fold_keys: bool = True) -> tantivy.Schema:
+    """The index's fields; ``with_fold_keys=False`` is the layout before the fold keys
+    (``fold_keys``), which an index built by an older Tansuo keeps."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
@@ -86,10 +90,18 @@ def _schema() -> tantivy.Schema:
     sb.add_float_field("fetched_at", stored=True)
     sb.add_float_field("pagerank", stored=True, fast=True)
     sb.add_float_field("rank", stored=True, fast=True)
+    if with_fold_keys:
+        fold_keys.add_schema_fields(sb)
     return sb.build()
 
 
-def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
+def _field_names(path: Path) -> set[str]:
+    """The fields an index on disk was created with (tantivy-py cannot list a schema's)."""
+    meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    return {field["name"] for field in meta.get("schema", [])}
+
+
+def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
     out.add_text("site", doc.site)
@@ -104,6 +116,8 @@ def _to_tantivy(doc: IndexDoc) -> tantivy.Document:
     out.add_float("fetched_at", float(doc.fetched_at))
     out.add_float("pagerank", float(doc.pagerank))
     out.add_float("rank", float(doc.rank))
+    if with_fold_keys:
+        fold_keys.add_to(out, doc.site, doc.content_hash, doc.minhash)
     return out
 
 
@@ -213,19 +227,29 @@ class TantivySearchIndex:
             self._index = tantivy.Index.open(str(self._path))
         else:
             self._path.mkdir(parents=True, exist_ok=True)
-            try:
-                self._index = tantivy.Index(_schema(), path=str(self._path))
-            except ValueError as exc:
-                raise IndexUnavailable(
-                    f"cannot open the search index at {self._path}: {exc}. If an older Tansuo built it, "
-                    "its fields differ: move that directory away and crawl again"
-                ) from exc
+            self._index = self._open_for_writing()
             self._writer = self._open_writer(_WRITER_HEAP_BYTES)
         self._schema = self._index.schema
+        # An index built before the fold keys keeps its layout and reads its hits whole.
+        self._fold_keys = set(fold_keys.FIELDS) <= _field_names(self._path)
+        self._site_names = fold_keys.SiteNames(self.sites)
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
         self._index.config_reader("manual")
         self._reload()
+
+    def _open_for_writing(self) -> tantivy.Index:
+        try:
+            return tantivy.Index(_schema(), path=str(self._path))
+        except ValueError as exc:
+            try:  # built before the fold keys: it keeps working as it is
+                return tantivy.Index(_schema(with_fold_keys=False), path=str(self._path))
+            except ValueError:
+                pass
+            raise IndexUnavailable(
+                f"cannot open the search index at {self._path}: {exc}. If an older Tansuo built it, "
+                "its fields differ: move that directory away and crawl again"
+            ) from exc
 
     # --- reading
 
@@ -365,7 +389,7 @@ class TantivySearchIndex:
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
         writer.delete_documents_by_term("url", doc.url)
-        writer.add_document(_to_tantivy(doc))
+        writer.add_document(_to_tantivy(doc, self._fold_keys))
         self._pending[doc.url] = doc
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
@@ -472,7 +496,7 @@ class TantivySearchIndex:
         hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
         for done, (_, addr) in enumerate(hits, 1):
             doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
-            writer.add_document(_to_tantivy(doc))
+            writer.add_document(_to_tantivy(doc, self._fold_keys))
             if progress is not None and (done % 1000 == 0 or done == total):
                 progress(done, total)
         writer.commit()
@@ -524,11 +548,29 @@ class TantivySearchIndex:
             for (bm25, addr), r in zip(reachable, ranks)
         ]
         scored.sort(key=lambda pair: -pair[0])
-        def hit(score: float, addr: tantivy.DocAddress) -> SearchHit:
-            stored = self._hits.get((view, addr.segment_ord, addr.doc), lambda: _hit_from_tantivy(searcher.doc(addr)))
-            return dataclasses.replace(stored, score=score)
-
+        hit = self._hit_maker(searcher, view, [addr for _, addr in scored[: offset + limit]])
         return SearchHits(total=total, hits=_page_with_url_ties(hit, scored, offset, limit))
+
+    def _hit_maker(
+        self, searcher: tantivy.Searcher, view: int, addresses: list[tantivy.DocAddress]
+    ) -> Callable[[float, tantivy.DocAddress], SearchHit]:
+        """How a hit is made: whole from the document store, or, where the index has
+        fold keys, from them, with the stored fields read on first use (DeferredHit)."""
+
+        def stored(addr: tantivy.DocAddress) -> SearchHit:
+            return self._hits.get((view, addr.segment_ord, addr.doc), lambda: _hit_from_tantivy(searcher.doc(addr)))
+
+        if not self._fold_keys:
+            return lambda score, addr: dataclasses.replace(stored(addr), score=score)
+        keys = dict(zip(((a.segment_ord, a.doc) for a in addresses), fold_keys.read(searcher, addresses)))
+
+        def deferred(score: float, addr: tantivy.DocAddress) -> SearchHit:
+            found = keys.get((addr.segment_ord, addr.doc))
+            k = found if found is not None else fold_keys.read(searcher, [addr])[0]
+            site = self._site_names.name(k.site, view)
+            return DeferredHit(lambda: stored(addr), score, site, k.copy, k.signature)
+
+        return deferred
 
 
 def _reachable(hits: list[tuple[float, tantivy.DocAddress]], end: int, weight: float) -> list[tuple[float, tantivy.DocAddress]]:
@@ -566,7 +608,8 @@ def _page_with_url_ties(
             j += 1
         if j > offset:
             run = [hit(s, a) for s, a in scored[i:j]]
-            run.sort(key=lambda hit: hit.url)
+            if len(run) > 1:  # a sort key is computed even for one item, and reads it
+                run.sort(key=lambda hit: hit.url)
             ordered.extend(run)
         else:
             ordered.extend(scored[i:j])

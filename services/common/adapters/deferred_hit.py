@@ -1,0 +1,60 @@
+"""A search hit whose shown fields are read from the document store on first use.
+
+Folding and the per-site limit look at every hit of the result window, but only by
+score, site and signature (``fold_keys``); the URL, title, headings, body, content
+hash and PageRank are wanted only for the ten or so hits a page shows and their
+folded copies. A ``DeferredHit`` holds the keys and reads the rest on first access,
+as Django's deferred model fields do, so a caller handles it as any ``SearchHit``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from services.common.model import SearchHit
+
+_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank")
+
+
+class DeferredHit(SearchHit):
+    # Set by __init__ through object.__setattr__: SearchHit is frozen.
+    _load: Callable[[], SearchHit]
+    _stored: SearchHit | None
+    _site: str | None
+    _lock: threading.Lock
+
+    def __init__(  # noqa: PLR0913
+        self,
+        load: Callable[[], SearchHit],
+        score: float,
+        site: str | None,
+        copy_key: str,
+        minhash: tuple[int, ...],
+    ) -> None:
+        for name, value in (
+            ("_load", load), ("_stored", None), ("_site", site), ("_lock", threading.Lock()),
+            ("score", score), ("copy_key", copy_key), ("minhash", minhash),
+        ):  # fmt: skip
+            object.__setattr__(self, name, value)
+
+    def stored(self) -> SearchHit:
+        """The hit as stored, read once."""
+        if self._stored is None:
+            with self._lock:
+                if self._stored is None:
+                    object.__setattr__(self, "_stored", self._load())
+        assert self._stored is not None
+        return self._stored
+
+    @property  # type: ignore[override]
+    def site(self) -> str:
+        return self._site if self._site is not None else self.stored().site
+
+
+def _deferred(name: str) -> property:
+    return property(lambda self: getattr(self.stored(), name), doc=f"``{name}``, read on first use")
+
+
+for _name in _DEFERRED:
+    setattr(DeferredHit, _name, _deferred(_name))

@@ -1,0 +1,146 @@
+"""Hits made from the fold-key columns answer exactly as whole hits, and read fewer
+documents; an index built before the columns keeps working as it is."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from pathlib import Path
+
+import pytest
+import tantivy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.api.search_service import SearchService
+from services.common import minhash
+from services.common.adapters import fold_keys
+from services.common.adapters.search_index_tantivy import TantivySearchIndex, _schema
+from services.common.model import IndexDoc, LinkFields
+from services.common.settings import Settings
+from tests.page_events import index_doc
+
+CFG = Settings(search_rescore_window=50, search_results_per_site=2)
+SITES = ("a.example.cn", "b.example.cn", "c.example.cn")
+QUERIES = ("共同", "共同 主题", "主题", "共同 副本")
+
+
+def _pages() -> list[IndexDoc]:
+    """36 pages on three sites holding 共同: near-copies (one word changed), exact copies
+    (one content hash), short pages without a signature, and distinct pages."""
+    rng = random.Random(7)
+    vocabulary = [f"词{n}" for n in range(400)]
+    docs = []
+    for n in range(36):
+        words = rng.sample(vocabulary, 60)
+        if n % 6 == 1:  # a near-copy of the page before it
+            words = docs[-1].body_tokens.split()[2:]
+            words[5] = "副本"
+        body = " ".join(["共同", *words[:5 if n % 9 == 4 else 60]])  # every ninth is short
+        site = SITES[n % 3]
+        hash_ = "c0ffee" * 6 + "abcd" if n in (10, 20) else ""  # two exact copies
+        doc = index_doc(f"https://{site}/p{n}", title="主题" if n % 4 == 0 else "页面", body=body, site=site,
+                        content_hash=hash_)  # fmt: skip
+        docs.append(_signed(doc))
+    return docs
+
+
+def _signed(doc: IndexDoc) -> IndexDoc:
+    return dataclasses.replace(doc, minhash=minhash.signature(doc.body_tokens.split()))
+
+
+def _filled(path: Path, docs: list[IndexDoc]) -> TantivySearchIndex:
+    index = TantivySearchIndex(path, CFG)
+    index.upsert(docs)
+    index.commit()
+    return index
+
+
+def _answers(index: TantivySearchIndex) -> list[dict[str, object]]:
+    service = SearchService(CFG, index)
+    out = []
+    for q in QUERIES:
+        for page in (1, 2, 3):
+            answer = service.search(q, page=page, size=10)
+            answer.pop("took_ms")
+            out.append(answer)
+    return out
+
+
+@pytest.fixture
+def legacy_path(tmp_path: Path) -> Path:
+    """An index directory created with the layout before the fold keys."""
+    path = tmp_path / "legacy"
+    path.mkdir()
+    tantivy.Index(_schema(with_fold_keys=False), path=str(path))
+    return path
+
+
+def test_hits_from_the_columns_answer_as_whole_hits(tmp_path: Path, legacy_path: Path) -> None:
+    docs = _pages()
+    new, old = _filled(tmp_path / "new", docs), _filled(legacy_path, docs)
+    assert new._fold_keys and not old._fold_keys
+    answers = _answers(new)
+    assert answers == _answers(old)
+    # The fixture really folds and spreads: copies under a lead, sites moved on.
+    assert any(r["similar"] for a in answers for r in a["results"])  # type: ignore[union-attr]
+    assert any(a["more_from_sites"] for a in answers)
+    new.close()
+    old.close()
+
+
+def test_a_search_reads_only_the_documents_it_shows(tmp_path: Path, legacy_path: Path) -> None:
+    # One length, the word n+1 times: different scores, so no tie is read to order it by
+    # URL; words of its own for the rest, so no page folds into another.
+    bodies = [["共同"] * (n + 1) + [f"填{n}_{i}" for i in range(60 - n)] for n in range(40)]
+    docs = [_signed(index_doc(f"https://a.example.cn/{n}", body=" ".join(words))) for n, words in enumerate(bodies)]
+    new, old = _filled(tmp_path / "new", docs), _filled(legacy_path, docs)
+    for index in (new, old):
+        SearchService(CFG, index).search("共同", page=1, size=10)
+    assert len(new._hits) == 10  # the ten shown
+    assert len(old._hits) == 30  # the whole window: the first page and 20 more
+    new.close()
+    old.close()
+
+
+def test_an_index_built_before_the_fold_keys_stays_writable(legacy_path: Path) -> None:
+    before = json.loads((legacy_path / "meta.json").read_text())["schema"]
+    index = TantivySearchIndex(legacy_path, CFG)
+    index.upsert([_signed(index_doc("https://a.example.cn/1", body="共同 一")), index_doc("https://a.example.cn/2", body="共同")])
+    index.commit()
+    index.set_link_fields({"https://a.example.cn/1": LinkFields(pagerank=0.5, rank=2.0, anchors="", anchors_tokens="")})
+    index.delete(["https://a.example.cn/2"])
+    index.commit()
+    reader = TantivySearchIndex(legacy_path, CFG, read_only=True)
+    assert [r["url"] for r in SearchService(CFG, reader).search("共同")["results"]] == ["https://a.example.cn/1"]
+    assert json.loads((legacy_path / "meta.json").read_text())["schema"] == before
+    reader.close()
+    index.close()
+
+
+_signatures = st.one_of(st.just(()), st.lists(st.integers(0, 2**32 - 1), min_size=64, max_size=64).map(tuple))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=12), st.sampled_from(["", "a" * 40, "0f" * 20]), _signatures), min_size=1, max_size=8))
+def test_the_columns_give_back_each_key(pages: list[tuple[str, str, tuple[int, ...]]]) -> None:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("t")
+    fold_keys.add_schema_fields(sb)
+    index = tantivy.Index(sb.build())
+    writer = index.writer()
+    for n, (site, content_hash, signature) in enumerate(pages):
+        doc = tantivy.Document(t=f"d{n}")
+        fold_keys.add_to(doc, site, content_hash, signature)
+        writer.add_document(doc)
+    writer.commit()
+    index.reload()
+    searcher = index.searcher()
+    addresses = [searcher.search(tantivy.Query.term_query(index.schema, "t", f"d{n}")).hits[0][1] for n in range(len(pages))]
+    for (site, content_hash, signature), keys in zip(pages, fold_keys.read(searcher, addresses)):
+        assert keys.signature == signature
+        assert keys.site == fold_keys.key(site)
+        assert bool(keys.copy) == bool(content_hash)
+    copies = {keys.copy for (_, h, _), keys in zip(pages, fold_keys.read(searcher, addresses)) if h}
+    assert len(copies) == len({h for _, h, _ in pages if h})
