@@ -138,9 +138,20 @@ def test_the_columns_give_back_each_key(pages: list[tuple[str, str, tuple[int, .
     index.reload()
     searcher = index.searcher()
     addresses = [searcher.search(tantivy.Query.term_query(index.schema, "t", f"d{n}")).hits[0][1] for n in range(len(pages))]
-    for (site, content_hash, signature), keys in zip(pages, fold_keys.read(searcher, addresses)):
-        assert keys.signature == signature
-        assert keys.site == fold_keys.key(site)
-        assert bool(keys.copy) == bool(content_hash)
-    copies = {keys.copy for (_, h, _), keys in zip(pages, fold_keys.read(searcher, addresses)) if h}
-    assert len(copies) == len({h for _, h, _ in pages if h})
+    keys = fold_keys.read(searcher, addresses)
+    for (site, content_hash, signature), k in zip(pages, keys):
+        assert k.site == fold_keys.key(site)
+        assert bool(k.copy) == bool(content_hash)
+        # Each band's hash is the first 16 bits of the band term the index stores.
+        assert k.bands == tuple(int(t.split(":")[1][:4], 16) for t in minhash.bands(signature))
+    assert len({k.copy for (_, h, _), k in zip(pages, keys) if h}) == len({h for _, h, _ in pages if h})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=16, max_size=16).map(tuple), max_size=10))
+def test_hits_sharing_a_band_are_those_that_can_fold(bands: list[tuple[int, ...]]) -> None:
+    keys = [fold_keys.FoldKeys(0, "", b) for b in bands]
+    expected = {
+        n for n, a in enumerate(bands) for m, b in enumerate(bands) if n != m and any(x == y for x, y in zip(a, b))
+    }
+    assert fold_keys.sharing_a_band(keys) == expected

@@ -1,10 +1,12 @@
 """A search hit whose shown fields are read from the document store on first use.
 
 Folding and the per-site limit look at every hit of the result window, but only by
-score, site and signature (``fold_keys``); the URL, title, headings, body, content
-hash and PageRank are wanted only for the ten or so hits a page shows and their
-folded copies. A ``DeferredHit`` holds the keys and reads the rest on first access,
-as Django's deferred model fields do, so a caller handles it as any ``SearchHit``.
+score, site, copy key and signature (``fold_keys``); the URL, title, headings, body,
+content hash and PageRank are wanted only for the ten or so hits a page shows and
+their folded copies. A ``DeferredHit`` holds the keys and reads the rest on first
+access, as Django's deferred model fields do, so a caller handles it as any
+``SearchHit``. Its signature is read too, unless the search knew it is not needed
+(no other hit shares a band with it) and gave ``()``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class DeferredHit(SearchHit):
     _load: Callable[[], SearchHit]
     _stored: SearchHit | None
     _site: str | None
+    _minhash: tuple[int, ...] | None
     _lock: threading.Lock
 
     def __init__(  # noqa: PLR0913
@@ -30,11 +33,11 @@ class DeferredHit(SearchHit):
         score: float,
         site: str | None,
         copy_key: str,
-        minhash: tuple[int, ...],
+        minhash: tuple[int, ...] | None,
     ) -> None:
         for name, value in (
             ("_load", load), ("_stored", None), ("_site", site), ("_lock", threading.Lock()),
-            ("score", score), ("copy_key", copy_key), ("minhash", minhash),
+            ("score", score), ("copy_key", copy_key), ("_minhash", minhash),
         ):  # fmt: skip
             object.__setattr__(self, name, value)
 
@@ -50,6 +53,10 @@ class DeferredHit(SearchHit):
     @property  # type: ignore[override]
     def site(self) -> str:
         return self._site if self._site is not None else self.stored().site
+
+    @property  # type: ignore[override]
+    def minhash(self) -> tuple[int, ...]:
+        return self._minhash if self._minhash is not None else self.stored().minhash
 
 
 def _deferred(name: str) -> property:

@@ -3,23 +3,26 @@
 A search reads its whole result window (some thirty hits for the first page) to fold
 near-duplicates and to keep one site from crowding the page, yet shows ten. Reading
 a hit from tantivy's document store decompresses a block and converts every stored
-field, about 50 µs; a fast field is a column read by document address, about 3 µs
-for thirty hits. Elasticsearch's field collapsing reads its key from doc values for
-the same reason. So each document also carries:
+field, about 50 µs. Elasticsearch's field collapsing reads its key from doc values
+for the same reason. So each document also carries, in fast fields:
 
 - ``fold_site``: a 64-bit hash of its site, for the per-site limit;
 - ``fold_copy``: a 64-bit hash of its content hash, for exact copies;
-- ``fold_sig_00`` … ``fold_sig_31``: its MinHash signature, two 32-bit values to a
-  field (rensa's values are 32-bit, so the signature reads back exactly).
+- ``fold_band_0`` … ``fold_band_3``: 16 bits of each of its 16 MinHash band terms
+  (``minhash.bands``), four to a field; none when its signature is empty.
 
-A page whose signature is empty (too short) has no ``fold_sig_*`` value, and a column
-read gives None for it.
+Two pages can fold only if they share a band (``result_grouping``). So a hit whose
+band hashes no other hit of the window shares cannot fold or lead a fold, and needs
+no signature; the few that share one read theirs from the stored document, as they
+are mostly shown anyway, as a lead or as its copy. A false share (1 in 65,536 a band)
+only costs such a read. Columns, not the whole signature: at a million pages a column
+read for thirty hits took some 15 µs within a search, so 34 of them (the signature
+two values to a column) cost as much as the reads they saved.
 """
 
 from __future__ import annotations
 
 import hashlib
-import struct
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,18 +31,17 @@ import tantivy
 
 from services.common import minhash
 
-SIG_FIELDS = tuple(f"fold_sig_{i:02d}" for i in range(minhash.HASHES // 2))
-FIELDS = ("fold_site", "fold_copy", *SIG_FIELDS)
-_LOW = 0xFFFF_FFFF
-_PACKED = struct.Struct(f">{len(SIG_FIELDS)}Q")
-_VALUES = struct.Struct(f">{minhash.HASHES}I")
+BAND_FIELDS = tuple(f"fold_band_{i}" for i in range(minhash.BANDS // 4))
+FIELDS = ("fold_site", "fold_copy", *BAND_FIELDS)
+_BAND_BITS = 16
+_BAND_MASK = (1 << _BAND_BITS) - 1
 
 
 @dataclass(frozen=True)
 class FoldKeys:
     site: int
     copy: str  # "" when the page has no content hash
-    signature: tuple[int, ...]
+    bands: tuple[int, ...]  # 16 band hashes; () when the page has no signature
 
 
 def add_schema_fields(sb: tantivy.SchemaBuilder) -> None:
@@ -52,26 +54,46 @@ def key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
 
 
+def band_hashes(signature: Sequence[int]) -> tuple[int, ...]:
+    """16 bits of each band term the index stores for this signature."""
+    return tuple(int(term.partition(":")[2][:4], 16) for term in minhash.bands(signature))
+
+
 def add_to(doc: tantivy.Document, site: str, content_hash: str, signature: Sequence[int]) -> None:
     doc.add_unsigned("fold_site", key(site))
     doc.add_unsigned("fold_copy", key(content_hash) if content_hash else 0)
-    if len(signature) == minhash.HASHES and max(signature) <= _LOW:
-        for name, i in zip(SIG_FIELDS, range(0, minhash.HASHES, 2)):
-            doc.add_unsigned(name, signature[i] << 32 | signature[i + 1])
+    bands = band_hashes(signature)
+    if len(bands) == minhash.BANDS:
+        for n, name in enumerate(BAND_FIELDS):
+            four = bands[4 * n : 4 * n + 4]
+            doc.add_unsigned(name, four[0] << 48 | four[1] << 32 | four[2] << 16 | four[3])
 
 
 def read(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[FoldKeys]:
     """The fold keys of these documents, in their order, from the columns alone."""
     sites = searcher.fast_field_values("fold_site", addresses)
     copies = searcher.fast_field_values("fold_copy", addresses)
-    columns = [searcher.fast_field_values(name, addresses) for name in SIG_FIELDS]
+    columns = [searcher.fast_field_values(name, addresses) for name in BAND_FIELDS]
     out = []
     for n, (site, copy) in enumerate(zip(sites, copies)):
         packed = [column[n] for column in columns]
-        signature: tuple[int, ...] = ()
+        bands: tuple[int, ...] = ()
         if None not in packed:
-            signature = _VALUES.unpack(_PACKED.pack(*packed))
-        out.append(FoldKeys(site or 0, f"{copy:016x}" if copy else "", signature))
+            bands = tuple(p >> shift & _BAND_MASK for p in packed for shift in (48, 32, 16, 0))
+        out.append(FoldKeys(site or 0, f"{copy:016x}" if copy else "", bands))
+    return out
+
+
+def sharing_a_band(keys: Sequence[FoldKeys]) -> set[int]:
+    """Positions of the hits whose band hashes, band by band, another hit shares: the
+    only ones that can fold into another or have one fold into them."""
+    first: dict[tuple[int, int], int] = {}
+    out: set[int] = set()
+    for n, k in enumerate(keys):
+        for band, value in enumerate(k.bands):
+            seen = first.setdefault((band, value), n)
+            if seen != n:
+                out.update((seen, n))
     return out
 
 

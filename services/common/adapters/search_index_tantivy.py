@@ -562,13 +562,15 @@ class TantivySearchIndex:
 
         if not self._fold_keys:
             return lambda score, addr: dataclasses.replace(stored(addr), score=score)
-        keys = dict(zip(((a.segment_ord, a.doc) for a in addresses), fold_keys.read(searcher, addresses)))
+        window = fold_keys.read(searcher, addresses)
+        near = fold_keys.sharing_a_band(window)
+        # A hit no other one shares a band with cannot fold: it needs no signature.
+        keys = {(a.segment_ord, a.doc): (k, n in near) for n, (a, k) in enumerate(zip(addresses, window))}
 
         def deferred(score: float, addr: tantivy.DocAddress) -> SearchHit:
-            found = keys.get((addr.segment_ord, addr.doc))
-            k = found if found is not None else fold_keys.read(searcher, [addr])[0]
+            k, shares = keys.get((addr.segment_ord, addr.doc)) or (fold_keys.read(searcher, [addr])[0], True)
             site = self._site_names.name(k.site, view)
-            return DeferredHit(lambda: stored(addr), score, site, k.copy, k.signature)
+            return DeferredHit(lambda: stored(addr), score, site, k.copy, None if shares else ())
 
         return deferred
 
