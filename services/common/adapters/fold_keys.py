@@ -87,11 +87,15 @@ def read(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> lis
 def sharing_a_band(keys: Sequence[FoldKeys]) -> set[int]:
     """Positions of the hits whose band hashes, band by band, another hit shares: the
     only ones that can fold into another or have one fold into them."""
-    first: dict[tuple[int, int], int] = {}
+    signed = [(n, k.bands) for n, k in enumerate(keys) if k.bands]
     out: set[int] = set()
-    for n, k in enumerate(keys):
-        for band, value in enumerate(k.bands):
-            seen = first.setdefault((band, value), n)
+    for band in range(minhash.BANDS):
+        values = [bands[band] for _, bands in signed]
+        if len(set(values)) == len(values):
+            continue  # the usual case: every hit's band differs
+        first: dict[int, int] = {}
+        for (n, _), value in zip(signed, values):
+            seen = first.setdefault(value, n)
             if seen != n:
                 out.update((seen, n))
     return out
