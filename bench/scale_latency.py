@@ -39,7 +39,9 @@ STAGES = (
     ("term_stats", "term statistics for planning (`term_stats`: doc frequencies)"),
     ("translate", "query tree → tantivy query (`_translate`)"),
     ("index", "tantivy search: top 500 by BM25, count, rank feature (the rest of `index.search`)"),
-    ("doc_loads", "document loads (`_page_with_url_ties`: stored fields of the hits shown)"),
+    ("fold_keys", "fold keys from fast fields (`fold_keys.read`, `sharing_a_band`), where the index has them"),
+    ("doc_loads", "stored-document reads wherever they happen (`StoredHitCache.get`): every hit of the window on "
+                  "an index without fold keys; with them, the hits shown and those sharing a band"),
     ("fold", "near-duplicate folding (`fold_near_duplicates`)"),
     ("paginate", "site diversity (`paginate`)"),
     ("snippets", "snippets and highlighted titles (`snippet_html`, `title_html`)"),
@@ -150,7 +152,8 @@ def in_turns(cfg: Any, queries: list[str]) -> dict[str, Any]:
 
 def stages(cfg: Any, queries: list[str]) -> list[dict[str, float]]:
     from services.api import search_service
-    from services.common.adapters import search_index_tantivy
+    from services.common.adapters import fold_keys
+    from services.common.adapters.stored_hit_cache import StoredHitCache
 
     service, index = _service(cfg)
     clock = Stages()
@@ -159,7 +162,9 @@ def stages(cfg: Any, queries: list[str]) -> list[dict[str, float]]:
     clock.wrap(index, "term_stats", "term_stats")
     clock.wrap(index, "search", "index")
     clock.wrap(index, "_translate", "translate")
-    clock.wrap(search_index_tantivy, "_page_with_url_ties", "doc_loads")
+    clock.wrap(fold_keys, "read", "fold_keys")
+    clock.wrap(fold_keys, "sharing_a_band", "fold_keys")
+    clock.wrap(StoredHitCache, "get", "doc_loads")
     clock.wrap(search_service, "fold_near_duplicates", "fold")
     clock.wrap(search_service, "paginate", "paginate")
     clock.wrap(search_service, "snippet_html", "snippets")
