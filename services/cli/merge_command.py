@@ -52,6 +52,8 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
             f"{report.segments_after}, in {took:.1f} s",
             file=sys.stderr,
         )
+    if report.new_layout:
+        print("the index now has the current fields (fold keys: docs/serving.md)", file=sys.stderr)
     return 0
 
 

@@ -301,6 +301,7 @@ class MergeReport:
     documents: int
     segments_before: int | None
     segments_after: int | None
+    new_layout: bool = False  # the copy also brought the index to the current fields
 
 
 @dataclass(frozen=True)

@@ -155,3 +155,52 @@ def test_hits_sharing_a_band_are_those_that_can_fold(bands: list[tuple[int, ...]
         n for n, a in enumerate(bands) for m, b in enumerate(bands) if n != m and any(x == y for x, y in zip(a, b))
     }
     assert fold_keys.sharing_a_band(keys) == expected
+
+
+def test_force_merge_brings_an_older_index_to_the_current_fields(legacy_path: Path) -> None:
+    docs = _pages()
+    old = _filled(legacy_path, docs)
+    reader = TantivySearchIndex(legacy_path, CFG, read_only=True)  # as `tansuo serve` beside it
+    before = _answers(old)
+    report = old.force_merge()
+    assert report.new_layout and report.documents == len(docs)
+    assert old._fold_keys and set(fold_keys.FIELDS) <= {f["name"] for f in json.loads((legacy_path / "meta.json").read_text())["schema"]}
+    assert _answers(old) == before
+    assert [p.name for p in legacy_path.parent.iterdir()] == [legacy_path.name]  # no staged copy left
+    assert _answers(reader) == before  # a reader open across the swap still answers
+    assert TantivySearchIndex(legacy_path, CFG, read_only=True)._fold_keys  # a new one uses the columns
+    old.upsert([_signed(index_doc("https://a.example.cn/new", body="共同 新"))])
+    old.commit()
+    assert old.count() == len(docs) + 1
+    reader.close()
+    old.close()
+
+
+def test_a_stopped_copy_leaves_the_older_index_as_it_was(legacy_path: Path) -> None:
+    old = _filled(legacy_path, _pages())
+    before = _answers(old)
+
+    def stop(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        old.force_merge(stop)
+    old.close()
+    again = TantivySearchIndex(legacy_path, CFG)
+    assert not again._fold_keys and _answers(again) == before
+    assert [p.name for p in legacy_path.parent.iterdir()] == [legacy_path.name]
+    again.close()
+
+
+def test_a_swap_stopped_between_its_renames_is_finished_on_open(legacy_path: Path) -> None:
+    old = _filled(legacy_path, _pages())
+    before = _answers(old)
+    old.close()
+    staged = legacy_path.with_name("legacy.next")  # a committed copy, as the merge writes it
+    new = _filled(staged, _pages())
+    new.close()
+    legacy_path.rename(legacy_path.with_name("legacy.previous"))  # the first rename, then a crash
+    index = TantivySearchIndex(legacy_path, CFG, read_only=True)
+    assert index._fold_keys and _answers(index) == before
+    assert [p.name for p in legacy_path.parent.iterdir()] == [legacy_path.name]
+    index.close()

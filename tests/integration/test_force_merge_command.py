@@ -49,3 +49,17 @@ def test_force_merge_without_an_index_says_so(tmp_path: Path) -> None:
     out = _tansuo("force-merge", "--data", str(tmp_path / "none"))
     assert out.returncode == 2 and "no search index" in out.stderr
     assert not (tmp_path / "none").exists()  # nothing created on the way
+
+
+def test_force_merge_says_when_it_brought_an_older_index_to_the_current_fields(tmp_path: Path) -> None:
+    import tantivy
+
+    from services.common.adapters.search_index_tantivy import _schema
+
+    (tmp_path / "index").mkdir()
+    tantivy.Index(_schema(with_fold_keys=False), path=str(tmp_path / "index"))  # as an older Tansuo made it
+    _index_of_segments(tmp_path, 2).close()
+    out = _tansuo("force-merge", "--data", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "merged 2 documents: 2 segment(s) -> 1" in out.stderr and "current fields" in out.stderr
+    assert TantivySearchIndex(tmp_path / "index", Settings(data_dir=tmp_path), read_only=True)._fold_keys

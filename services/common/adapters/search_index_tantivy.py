@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -99,6 +100,33 @@ def _field_names(path: Path) -> set[str]:
     """The fields an index on disk was created with (tantivy-py cannot list a schema's)."""
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
     return {field["name"] for field in meta.get("schema", [])}
+
+
+def _sibling(path: Path, suffix: str) -> Path:
+    return path.with_name(f"{path.name}.{suffix}")
+
+
+def _swap_in(path: Path, staged: Path) -> None:
+    """Put the committed copy in ``staged`` where the index at ``path`` was. Stopped
+    between the two renames, the next open finishes it (``_finish_swap``)."""
+    previous = _sibling(path, "previous")
+    shutil.rmtree(previous, ignore_errors=True)
+    path.rename(previous)
+    staged.rename(path)
+    shutil.rmtree(previous, ignore_errors=True)
+
+
+def _finish_swap(path: Path) -> None:
+    """Complete a ``_swap_in`` that a crash stopped: with no index at ``path``, a staged
+    copy there is a committed one (it is renamed only after its commit)."""
+    staged = _sibling(path, "next")
+    try:
+        if not path.exists() and (staged / "meta.json").exists():
+            staged.rename(path)
+    except OSError:  # another process finished it first
+        pass
+    if path.exists():
+        shutil.rmtree(_sibling(path, "previous"), ignore_errors=True)
 
 
 def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True) -> tantivy.Document:
@@ -219,6 +247,7 @@ class TantivySearchIndex:
         self._recent = RecentDocuments(0 if read_only else cfg.index_gram_cache_chars)
         # Readers only: a writer's merges read segments front to back.
         self._advice = RandomAccessAdvice(self._path) if read_only and cfg.index_random_access else None
+        _finish_swap(self._path)
         if read_only:
             if not self._path.is_dir() or not tantivy.Index.exists(str(self._path)):
                 raise IndexUnavailable(
@@ -466,6 +495,8 @@ class TantivySearchIndex:
         with self._write_lock:
             self._require_writer()
             self.commit()
+            if not self._fold_keys:
+                return self._copy_to_current_layout(progress)
             searcher = self._index.searcher()  # the view copied; its files stay readable
             before, total = searcher.num_segments, searcher.num_docs
             self.close()  # one writer per index: the big one takes the lock
@@ -485,18 +516,51 @@ class TantivySearchIndex:
             after = self._index.searcher()
             return MergeReport(documents=after.num_docs, segments_before=before, segments_after=after.num_segments)
 
+    def _copy_to_current_layout(self, progress: Callable[[int, int], None] | None) -> MergeReport:
+        """The merge of an index made before the fold keys: tantivy cannot add fields
+        to an index, so the copy goes to a sibling directory with the current fields,
+        which then takes the index's place (``_swap_in``). This instance's writer
+        holds the old index's lock until the copy is committed."""
+        searcher = self._index.searcher()
+        before, total = searcher.num_segments, searcher.num_docs
+        staged = _sibling(self._path, "next")
+        shutil.rmtree(staged, ignore_errors=True)  # an earlier copy that was stopped
+        staged.mkdir()
+        target = tantivy.Index(_schema(), path=str(staged))
+        writer = target.writer(heap_size=self._cfg.index_merge_heap_mb * 1_000_000, num_threads=1)
+        try:
+            self._copy_all(searcher, writer, total, progress, with_fold_keys=True)
+        except BaseException:
+            writer.rollback()
+            writer.wait_merging_threads()
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+        writer.wait_merging_threads()
+        del writer, target
+        self.close()  # before the swap: a writer's directory is its path, and it cleans up files there
+        _swap_in(self._path, staged)
+        self._index = tantivy.Index(_schema(), path=str(self._path))
+        self._index.config_reader("manual")
+        self._schema, self._fold_keys = self._index.schema, True
+        self._writer = self._open_writer(_WRITER_HEAP_BYTES)
+        self._reload()
+        after = self._index.searcher()
+        return MergeReport(after.num_docs, before, after.num_segments, new_layout=True)
+
     def _copy_all(
         self,
         searcher: tantivy.Searcher,
         writer: tantivy.IndexWriter,
         total: int,
         progress: Callable[[int, int], None] | None,
+        with_fold_keys: bool | None = None,
     ) -> None:
+        fold = self._fold_keys if with_fold_keys is None else with_fold_keys
         writer.delete_all_documents()  # the documents added after it stay
         hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
         for done, (_, addr) in enumerate(hits, 1):
             doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
-            writer.add_document(_to_tantivy(doc, self._fold_keys))
+            writer.add_document(_to_tantivy(doc, fold))
             if progress is not None and (done % 1000 == 0 or done == total):
                 progress(done, total)
         writer.commit()
