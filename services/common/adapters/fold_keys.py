@@ -35,13 +35,14 @@ BAND_FIELDS = tuple(f"fold_band_{i}" for i in range(minhash.BANDS // 4))
 FIELDS = ("fold_site", "fold_copy", *BAND_FIELDS)
 _BAND_BITS = 16
 _BAND_MASK = (1 << _BAND_BITS) - 1
+_SHIFTS = (48, 32, 16, 0)
 
 
 @dataclass(frozen=True)
 class FoldKeys:
     site: int
     copy: str  # "" when the page has no content hash
-    bands: tuple[int, ...]  # 16 band hashes; () when the page has no signature
+    shares_a_band: bool  # with another document of the same read
 
 
 def add_schema_fields(sb: tantivy.SchemaBuilder) -> None:
@@ -59,45 +60,47 @@ def band_hashes(signature: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(term.partition(":")[2][:4], 16) for term in minhash.bands(signature))
 
 
+def pack(bands: Sequence[int]) -> list[int]:
+    """16 band hashes as the four ``fold_band_*`` values, the first band highest."""
+    return [sum(b << shift for b, shift in zip(bands[i : i + 4], _SHIFTS)) for i in range(0, len(bands), 4)]
+
+
 def add_to(doc: tantivy.Document, site: str, content_hash: str, signature: Sequence[int]) -> None:
     doc.add_unsigned("fold_site", key(site))
     doc.add_unsigned("fold_copy", key(content_hash) if content_hash else 0)
     bands = band_hashes(signature)
     if len(bands) == minhash.BANDS:
-        for n, name in enumerate(BAND_FIELDS):
-            four = bands[4 * n : 4 * n + 4]
-            doc.add_unsigned(name, four[0] << 48 | four[1] << 32 | four[2] << 16 | four[3])
+        for name, value in zip(BAND_FIELDS, pack(bands)):
+            doc.add_unsigned(name, value)
 
 
 def read(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[FoldKeys]:
     """The fold keys of these documents, in their order, from the columns alone."""
     sites = searcher.fast_field_values("fold_site", addresses)
     copies = searcher.fast_field_values("fold_copy", addresses)
-    columns = [searcher.fast_field_values(name, addresses) for name in BAND_FIELDS]
-    out = []
-    for n, (site, copy) in enumerate(zip(sites, copies)):
-        packed = [column[n] for column in columns]
-        bands: tuple[int, ...] = ()
-        if None not in packed:
-            bands = tuple(p >> shift & _BAND_MASK for p in packed for shift in (48, 32, 16, 0))
-        out.append(FoldKeys(site or 0, f"{copy:016x}" if copy else "", bands))
-    return out
+    shares = sharing_a_band([searcher.fast_field_values(name, addresses) for name in BAND_FIELDS])
+    return [
+        FoldKeys(site or 0, f"{copy:016x}" if copy else "", n in shares)
+        for n, (site, copy) in enumerate(zip(sites, copies))
+    ]
 
 
-def sharing_a_band(keys: Sequence[FoldKeys]) -> set[int]:
-    """Positions of the hits whose band hashes, band by band, another hit shares: the
-    only ones that can fold into another or have one fold into them."""
-    signed = [(n, k.bands) for n, k in enumerate(keys) if k.bands]
+def sharing_a_band(columns: Sequence[Sequence[int | None]]) -> set[int]:
+    """Positions of the documents whose band hashes, band by band, another one shares
+    (the ``fold_band_*`` columns of one read): the only ones that can fold into
+    another or have one fold into them. A page without a signature has none."""
     out: set[int] = set()
-    for band in range(minhash.BANDS):
-        values = [bands[band] for _, bands in signed]
-        if len(set(values)) == len(values):
-            continue  # the usual case: every hit's band differs
-        first: dict[int, int] = {}
-        for (n, _), value in zip(signed, values):
-            seen = first.setdefault(value, n)
-            if seen != n:
-                out.update((seen, n))
+    for column in columns:
+        signed = [(n, packed) for n, packed in enumerate(column) if packed is not None]
+        for shift in _SHIFTS:
+            values = [packed >> shift & _BAND_MASK for _, packed in signed]
+            if len(set(values)) == len(values):
+                continue  # the usual case: every hit's band differs
+            first: dict[int, int] = {}
+            for (n, _), value in zip(signed, values):
+                seen = first.setdefault(value, n)
+                if seen != n:
+                    out.update((seen, n))
     return out
 
 

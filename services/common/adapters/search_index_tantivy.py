@@ -626,15 +626,15 @@ class TantivySearchIndex:
 
         if not self._fold_keys:
             return lambda score, addr: dataclasses.replace(stored(addr), score=score)
-        window = fold_keys.read(searcher, addresses)
-        near = fold_keys.sharing_a_band(window)
-        # A hit no other one shares a band with cannot fold: it needs no signature.
-        keys = {(a.segment_ord, a.doc): (k, n in near) for n, (a, k) in enumerate(zip(addresses, window))}
+        keys = {(a.segment_ord, a.doc): k for a, k in zip(addresses, fold_keys.read(searcher, addresses))}
 
         def deferred(score: float, addr: tantivy.DocAddress) -> SearchHit:
-            k, shares = keys.get((addr.segment_ord, addr.doc)) or (fold_keys.read(searcher, [addr])[0], True)
+            k = keys.get((addr.segment_ord, addr.doc))
+            if k is None:  # past the window (a run of equal scores): read it, signature and all
+                k = dataclasses.replace(fold_keys.read(searcher, [addr])[0], shares_a_band=True)
             site = self._site_names.name(k.site, view)
-            return DeferredHit(lambda: stored(addr), score, site, k.copy, None if shares else ())
+            # A hit no other one shares a band with cannot fold: it needs no signature.
+            return DeferredHit(lambda: stored(addr), score, site, k.copy, None if k.shares_a_band else ())
 
         return deferred
 
