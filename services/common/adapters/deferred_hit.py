@@ -20,7 +20,7 @@ _DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank")
 
 
 class DeferredHit(SearchHit):
-    # Set by __init__ through object.__setattr__: SearchHit is frozen.
+    # Set by __init__ straight into the instance's dict: SearchHit is frozen.
     _load: Callable[[], SearchHit]
     _stored: SearchHit | None
     _site: str | None
