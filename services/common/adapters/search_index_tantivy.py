@@ -253,19 +253,24 @@ class TantivySearchIndex:
                 raise IndexUnavailable(
                     f"no search index at {self._path}: crawl something first, or check TANSUO_DATA_DIR"
                 )
-            self._index = tantivy.Index.open(str(self._path))
+            self._attach(tantivy.Index.open(str(self._path)))
         else:
             self._path.mkdir(parents=True, exist_ok=True)
-            self._index = self._open_for_writing()
+            self._attach(self._open_for_writing())
             self._writer = self._open_writer(_WRITER_HEAP_BYTES)
-        self._schema = self._index.schema
+        self._site_names = fold_keys.SiteNames(self.sites)
+        self._reload()
+
+    def _attach(self, index: tantivy.Index) -> None:
+        """Search and write ``index`` from now on (when opened, and after a merge swapped
+        in a copy with the current fields)."""
+        self._index = index
+        self._schema = index.schema
         # An index built before the fold keys keeps its layout and reads its hits whole.
         self._fold_keys = set(fold_keys.FIELDS) <= _field_names(self._path)
-        self._site_names = fold_keys.SiteNames(self.sites)
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
-        self._index.config_reader("manual")
-        self._reload()
+        index.config_reader("manual")
 
     def _open_for_writing(self) -> tantivy.Index:
         try:
@@ -495,75 +500,73 @@ class TantivySearchIndex:
         with self._write_lock:
             self._require_writer()
             self.commit()
-            if not self._fold_keys:
-                return self._copy_to_current_layout(progress)
             searcher = self._index.searcher()  # the view copied; its files stay readable
-            before, total = searcher.num_segments, searcher.num_docs
+            if not self._fold_keys:
+                return self._copy_to_current_layout(searcher, progress)
             self.close()  # one writer per index: the big one takes the lock
             try:
                 # One thread: every thread writes segments of its own.
                 writer = self._open_writer(self._cfg.index_merge_heap_mb * 1_000_000, threads=1)
-                try:
-                    self._copy_all(searcher, writer, total, progress)
-                except BaseException:
-                    writer.rollback()
-                    raise
-                finally:
-                    writer.wait_merging_threads()
+                self._copy_all(searcher, writer, progress)
             finally:
                 self._writer = self._open_writer(_WRITER_HEAP_BYTES)
-            self._reload()
-            after = self._index.searcher()
-            return MergeReport(documents=after.num_docs, segments_before=before, segments_after=after.num_segments)
+            return self._merge_report(searcher)
 
-    def _copy_to_current_layout(self, progress: Callable[[int, int], None] | None) -> MergeReport:
+    def _copy_to_current_layout(
+        self, searcher: tantivy.Searcher, progress: Callable[[int, int], None] | None
+    ) -> MergeReport:
         """The merge of an index made before the fold keys: tantivy cannot add fields
         to an index, so the copy goes to a sibling directory with the current fields,
         which then takes the index's place (``_swap_in``). This instance's writer
         holds the old index's lock until the copy is committed."""
-        searcher = self._index.searcher()
-        before, total = searcher.num_segments, searcher.num_docs
         staged = _sibling(self._path, "next")
         shutil.rmtree(staged, ignore_errors=True)  # an earlier copy that was stopped
         staged.mkdir()
-        target = tantivy.Index(_schema(), path=str(staged))
-        writer = target.writer(heap_size=self._cfg.index_merge_heap_mb * 1_000_000, num_threads=1)
+        writer = tantivy.Index(_schema(), path=str(staged)).writer(
+            heap_size=self._cfg.index_merge_heap_mb * 1_000_000, num_threads=1
+        )
         try:
-            self._copy_all(searcher, writer, total, progress, with_fold_keys=True)
+            self._copy_all(searcher, writer, progress, with_fold_keys=True)
         except BaseException:
-            writer.rollback()
-            writer.wait_merging_threads()
             shutil.rmtree(staged, ignore_errors=True)
             raise
-        writer.wait_merging_threads()
-        del writer, target
+        del writer
         self.close()  # before the swap: a writer's directory is its path, and it cleans up files there
         _swap_in(self._path, staged)
-        self._index = tantivy.Index(_schema(), path=str(self._path))
-        self._index.config_reader("manual")
-        self._schema, self._fold_keys = self._index.schema, True
+        self._attach(self._open_for_writing())
         self._writer = self._open_writer(_WRITER_HEAP_BYTES)
-        self._reload()
-        after = self._index.searcher()
-        return MergeReport(after.num_docs, before, after.num_segments, new_layout=True)
+        return self._merge_report(searcher, new_layout=True)
 
     def _copy_all(
         self,
         searcher: tantivy.Searcher,
         writer: tantivy.IndexWriter,
-        total: int,
         progress: Callable[[int, int], None] | None,
         with_fold_keys: bool | None = None,
     ) -> None:
+        """Every document of ``searcher``'s view into ``writer``, committed at once;
+        stopped, the writer is rolled back. Its merges are waited for either way."""
         fold = self._fold_keys if with_fold_keys is None else with_fold_keys
-        writer.delete_all_documents()  # the documents added after it stay
-        hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
-        for done, (_, addr) in enumerate(hits, 1):
-            doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
-            writer.add_document(_to_tantivy(doc, fold))
-            if progress is not None and (done % 1000 == 0 or done == total):
-                progress(done, total)
-        writer.commit()
+        total = searcher.num_docs
+        try:
+            writer.delete_all_documents()  # the documents added after it stay
+            hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
+            for done, (_, addr) in enumerate(hits, 1):
+                doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
+                writer.add_document(_to_tantivy(doc, fold))
+                if progress is not None and (done % 1000 == 0 or done == total):
+                    progress(done, total)
+            writer.commit()
+        except BaseException:
+            writer.rollback()
+            raise
+        finally:
+            writer.wait_merging_threads()
+
+    def _merge_report(self, before: tantivy.Searcher, new_layout: bool = False) -> MergeReport:
+        self._reload()
+        after = self._index.searcher()
+        return MergeReport(after.num_docs, before.num_segments, after.num_segments, new_layout)
 
     # --- searching
 
