@@ -11,7 +11,6 @@ access, as Django's deferred model fields do, so a caller handles it as any
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 from services.common.model import SearchHit
@@ -25,7 +24,6 @@ class DeferredHit(SearchHit):
     _stored: SearchHit | None
     _site: str | None
     _minhash: tuple[int, ...] | None
-    _lock: threading.Lock
 
     def __init__(  # noqa: PLR0913
         self,
@@ -36,18 +34,17 @@ class DeferredHit(SearchHit):
         minhash: tuple[int, ...] | None,
     ) -> None:
         # One update, not a frozen dataclass's object.__setattr__ a field: a search makes thirty.
-        vars(self).update(
-            _load=load, _stored=None, _site=site, _lock=threading.Lock(), score=score, copy_key=copy_key, _minhash=minhash
-        )
+        vars(self).update(_load=load, _stored=None, _site=site, score=score, copy_key=copy_key, _minhash=minhash)
 
     def stored(self) -> SearchHit:
-        """The hit as stored, read once."""
-        if self._stored is None:
-            with self._lock:
-                if self._stored is None:
-                    object.__setattr__(self, "_stored", self._load())
-        assert self._stored is not None
-        return self._stored
+        """The hit as stored, read once. No lock: the hits of an answer serve one
+        request, and two threads reading one document would be harmless anyway (the
+        reader's StoredHitCache lets them)."""
+        stored = self._stored
+        if stored is None:
+            stored = self._load()
+            vars(self)["_stored"] = stored
+        return stored
 
     @property  # type: ignore[override]
     def site(self) -> str:
