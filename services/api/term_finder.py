@@ -65,20 +65,20 @@ class TermFinder:
         starts = [at for at in (self._first_of(text, s, pos) for s in self._spellings) if at >= 0]
         return min(starts) if starts else None
 
-    def _literal_spans(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+    def _literal_spans(self, text: str) -> Iterator[tuple[int, int]]:
         assert self._spellings is not None
-        starts = self._starts(text, self._spellings[0], pos)
+        starts = self._starts(text, self._spellings[0])
         if len(self._spellings) > 1:
-            starts = sorted(itertools.chain(starts, *(self._starts(text, s, pos) for s in self._spellings[1:])))
+            starts = sorted(itertools.chain(starts, *(self._starts(text, s) for s in self._spellings[1:])))
         end = -1
         for start in starts:
             if start >= end:  # spellings have one length: the leftmost wins, as in a regex
                 end = start + self._length
                 yield start, end
 
-    def _starts(self, text: str, spelling: str, pos: int) -> list[int]:
+    def _starts(self, text: str, spelling: str) -> list[int]:
         found = []
-        at = self._first_of(text, spelling, pos)
+        at = self._first_of(text, spelling, 0)
         while at >= 0:
             found.append(at)
             at = self._first_of(text, spelling, at + 1)
