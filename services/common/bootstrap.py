@@ -39,9 +39,9 @@ def build_bus(cfg: Settings) -> Bus:
 def build_page_store(cfg: Settings) -> PageStore:
     scheme = _scheme(cfg.store)
     if scheme in ("", "file"):
-        from services.common.adapters.page_store_files import FilePageStore
+        from services.common.adapters.page_store_packs import PackPageStore
 
-        return FilePageStore(cfg.data_dir / "pages")
+        return PackPageStore(cfg.data_dir / "pages")
     if scheme in ("s3", "s3+http", "s3+https"):
         from services.common.adapters.page_store_s3 import S3PageStore
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.page_store_files import FilePageStore
+from services.common.adapters.page_store_packs import PackPageStore
 from services.common.adapters.page_store_s3 import S3PageStore, StoreUnavailable, parse_s3_url
 from services.common.model import StoredPage, url_fingerprint
 from services.common.ports import PageStore
@@ -17,10 +17,10 @@ from tests.servers.net import free_port
 URL = "https://例子.中国/新闻/今日要闻?关键词=搜索引擎&page=2#第二节"
 
 
-@pytest.fixture(params=["files", pytest.param("s3", marks=pytest.mark.integration)])
+@pytest.fixture(params=["packs", pytest.param("s3", marks=pytest.mark.integration)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> PageStore:
-    if request.param == "files":
-        return FilePageStore(tmp_path / "pages")
+    if request.param == "packs":
+        return PackPageStore(tmp_path / "pages")
     return S3PageStore.from_url(request.getfixturevalue("s3_url"), Settings())
 
 
@@ -155,17 +155,3 @@ def test_s3_oversized_metadata_goes_to_one_sidecar_and_old_ones_are_removed(
     stat = client.stat_object(t.bucket, f"pages/{key[:2]}/{key}")
     assert sidecars == [f"page-meta/{key[:2]}/{key}/{stat.metadata['x-amz-meta-meta-ref']}.json"]
     assert store.get(key) == page(headers={**big, "date": "fetch 2"})
-
-
-def test_a_fan_out_directory_removed_while_running_is_made_again(tmp_path: Path) -> None:
-    # The file store remembers which directories it made; a cleanup must not break it.
-    store = FilePageStore(tmp_path / "pages")
-    first = page()
-    key = url_fingerprint(first.url)
-    store.put(key, first)
-    (tmp_path / "pages" / key[:2] / key).unlink()
-    (tmp_path / "pages" / key[:2]).rmdir()
-    second = page(body=b"<html>again</html>")
-    store.put(key, second)
-    assert store.get(key) == second
-    assert not list((tmp_path / "pages").rglob("*.tmp"))

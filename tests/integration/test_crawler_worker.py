@@ -1,4 +1,4 @@
-"""CrawlerWorker against a real local HTTP server, a real SqliteBus and FilePageStore.
+"""CrawlerWorker against a real local HTTP server, a real SqliteBus and PackPageStore.
 
 Each crawl runs in a subprocess (crawler_worker_run.py): Twisted's reactor cannot be
 restarted, so one process can hold one worker run. The server routes are named for
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.page_store_files import FilePageStore
+from services.common.adapters.page_store_packs import PackPageStore
 from services.common.model import (
     TOPIC_FETCHES,
     TOPIC_LINKS,
@@ -190,7 +190,7 @@ class CrawlResult:
     links: dict[str, LinkBatch]
     offsets: dict[tuple[str, str], int]  # (topic, url) -> bus offset, to check order
     pending_jobs: int
-    store: FilePageStore
+    store: PackPageStore
     summary: dict
 
 
@@ -230,7 +230,7 @@ def _read_back(data_dir: Path, summary: dict) -> CrawlResult:
     assert len(events) == len(pages), "one page event per job"
     pending = bus.pending(TOPIC_FETCHES, "crawler")
     bus.close()
-    return CrawlResult(events, batches, offsets, pending, FilePageStore(data_dir / "pages"), summary)
+    return CrawlResult(events, batches, offsets, pending, PackPageStore(data_dir / "pages"), summary)
 
 
 def closed_port() -> int:

@@ -18,7 +18,7 @@ import pytest
 from services.cli.static_site_server import RequestRecord, SiteServer
 from services.common.adapters.bus_sqlite import SqliteBus
 from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.adapters.page_store_files import FilePageStore
+from services.common.adapters.page_store_packs import PackPageStore
 from services.common.bootstrap import build_search_index
 from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
 from services.common.settings import Settings
@@ -57,7 +57,7 @@ def shared_bus(tmp_path_factory):
     root = tmp_path_factory.mktemp("live")
     bus = SqliteBus(root / "bus.sqlite3")
     cfg = Settings(data_dir=root, crawler_allow_private_networks=True, crawler_concurrency=4)
-    worker = CrawlerWorker(cfg, bus, FilePageStore(root / "pages"))
+    worker = CrawlerWorker(cfg, bus, PackPageStore(root / "pages"))
     thread = threading.Thread(target=worker.run, name="crawler", daemon=True)
     thread.start()
     yield bus

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.page_store_files import FilePageStore
+from services.common.adapters.page_store_packs import PackPageStore
 from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, FetchJob, LinkBatch, Outlink, PageEvent
 from services.crawler.crawl_session import CONSUMER_GROUP, WorkerStats
 from services.crawler.fetch_outcome import FetchOutcome
@@ -65,7 +65,7 @@ def _published(bus: SqliteBus, topic: str) -> list[str]:
 def test_links_lost_while_the_event_arrived_are_sent_again_before_the_job_is_committed(tmp_path: Path) -> None:
     inner = SqliteBus(tmp_path / "bus.sqlite3")
     bus = LosingBus(inner)
-    publisher = PagePublisher(bus, FilePageStore(tmp_path / "pages"), WorkerStats())  # type: ignore[arg-type]
+    publisher = PagePublisher(bus, PackPageStore(tmp_path / "pages"), WorkerStats())  # type: ignore[arg-type]
     first, second = _outcome(inner, "http://a.cn/1"), _outcome(inner, "http://a.cn/2")
 
     bus.lose_topic = TOPIC_LINKS
@@ -86,7 +86,7 @@ def test_links_lost_while_the_event_arrived_are_sent_again_before_the_job_is_com
 def test_nothing_is_committed_while_the_bus_is_down_and_all_is_sent_once_it_is_back(tmp_path: Path) -> None:
     inner = SqliteBus(tmp_path / "bus.sqlite3")
     bus = LosingBus(inner)
-    publisher = PagePublisher(bus, FilePageStore(tmp_path / "pages"), WorkerStats())  # type: ignore[arg-type]
+    publisher = PagePublisher(bus, PackPageStore(tmp_path / "pages"), WorkerStats())  # type: ignore[arg-type]
     outcome = _outcome(inner, "http://a.cn/1")
     bus.down = True
     publisher.publish(outcome)  # kept, not raised: the crawl goes on
