@@ -216,3 +216,15 @@ def test_a_writer_starts_a_compaction_once_the_packs_are_large(tmp_path: Path) -
     writer.compaction.join(timeout=30)
     assert len(packs(tmp_path)) == 2  # the second round's pack and the writer's
     assert all(writer.get(key(n)) == page(n, bytes([1]) * 1000) for n in range(20))
+
+
+def test_packs_another_machine_may_still_write_are_left_alone(tmp_path: Path) -> None:
+    # Two containers sharing a volume can both be pid 7: their packs carry the host name.
+    # (4194000: no process here has that pid, so only the host name keeps them.)
+    for name in ("00000000000000000001-4194000-elsewhere.pack", "00000000000000000002-4194000-elsewhere.pack"):
+        store = PackPageStore(tmp_path)
+        store.put(key(1), page(1, name.encode()))
+        store.close()
+        packs(tmp_path)[-1].rename(tmp_path / name)
+    assert compact(tmp_path) == 0
+    assert len(packs(tmp_path)) == 2

@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +28,19 @@ log = logging.getLogger(__name__)
 MAGIC = b"TSP1"
 SUFFIX = ".pack"
 _MAX_HEADER = 256  # a header line is far shorter; longer means not a record
-# A pack a writer named and may still append to: <20-digit time>-<pid>.pack
-_WRITER_PACK = re.compile(r"\d{20}-(\d+)\.pack")
+# A pack a writer named and may still append to: <20-digit time>-<pid>-<host>.pack.
+# The host name, because processes of two machines (containers) sharing a volume may
+# have one pid; another machine's packs are never taken for sealed.
+_WRITER_PACK = re.compile(r"\d{20}-(\d+)-([A-Za-z0-9._-]+)\.pack")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "_"
+
+
+def writer_pack_name() -> str:
+    """A new pack's name for this process: it sorts after every pack made before."""
+    return f"{time.time_ns():020d}-{os.getpid()}-{_host()}{SUFFIX}"
 GARBAGE_TO_COMPACT = 0.5
 
 
@@ -87,7 +100,9 @@ def _sealed(name: str, writing: str | None) -> bool:
     m = _WRITER_PACK.fullmatch(name)
     if m is None:
         return True  # a compacted pack: never appended to
-    pid = int(m.group(1))
+    pid, host = int(m.group(1)), m.group(2)
+    if host != _host():
+        return False  # another machine's: whether its writer lives is not known here
     if pid == os.getpid():
         return True
     try:

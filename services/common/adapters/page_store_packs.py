@@ -7,7 +7,7 @@ crawl process's CPU on an ext4 disk (docs/benchmarks.md), on the thread that
 fetches, while appending the same bytes to an open file takes under 0.1 ms.
 Millions of small files also strain inodes, backups and ``rm``.
 
-Each writing process appends to a pack of its own (``<time>-<pid>.pack``, a new one
+Each writing process appends to a pack of its own (``<time>-<pid>-<host>.pack``, a new one
 past ``ROLL_BYTES``), so processes never interleave. A record is a header line, then
 the metadata JSON and the raw bytes::
 
@@ -31,12 +31,11 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.common.adapters.page_packs import MAGIC, SUFFIX, compact, pack_names, records
+from services.common.adapters.page_packs import MAGIC, SUFFIX, compact, pack_names, records, writer_pack_name
 from services.common.model import StoredPage
 
 ROLL_BYTES = 1 << 30
@@ -103,7 +102,7 @@ class PackPageStore:
             os.close(self._fd)
             self._fd = None
         if self._fd is None:
-            self._pack = f"{time.time_ns():020d}-{os.getpid()}{SUFFIX}"
+            self._pack = writer_pack_name()
             self._fd = os.open(self._root / self._pack, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
             self._written = 0
             self._maybe_compact()
