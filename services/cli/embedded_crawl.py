@@ -35,9 +35,10 @@ log = logging.getLogger(__name__)
 # How long a resumed crawl gives the jobs a killed run left on the bus to come back
 # and be fetched, before the leases still open are taken for orphans.
 RESUME_GRACE_S = 30.0
-# The watcher's tick: progress is drawn and the end of the crawl noticed (two quiet
-# ticks in a row) this often.
-WATCH_INTERVAL_S = 0.1
+# The watcher's tick: the end of the crawl is noticed after two quiet ticks in a row,
+# and progress drawn every DRAW_EVERY ticks.
+WATCH_INTERVAL_S = 0.05
+DRAW_EVERY = 2
 
 _GROUPS = {
     TOPIC_FETCHES: ("crawler",),
@@ -189,13 +190,19 @@ class EmbeddedCrawl:
 
     def _watch(self, on_tick: Callable[["EmbeddedCrawl"], None] | None) -> None:
         """Stop the crawler once the frontier is empty twice in a row with no job pending."""
-        quiet = 0
+        quiet = ticks = 0
         orphans_due = time.monotonic() + RESUME_GRACE_S
+        compact_due = time.monotonic() + self.cfg.embedded_bus_compact_interval_s
         while not self._stop.wait(WATCH_INTERVAL_S):
-            if orphans_due and time.monotonic() >= orphans_due:
+            ticks += 1
+            now = time.monotonic()
+            if orphans_due and now >= orphans_due:
                 orphans_due = 0.0
                 self._release_orphaned_leases()
-            if on_tick is not None:
+            if now >= compact_due:
+                compact_due = now + self.cfg.embedded_bus_compact_interval_s
+                self.bus.compact()  # type: ignore[attr-defined]
+            if on_tick is not None and ticks % DRAW_EVERY == 0:
                 on_tick(self)
             if self._indexing is not None and not self._indexing.alive():
                 log.error("the index process ended during the crawl; stopping (run the same command to resume)")

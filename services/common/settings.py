@@ -213,6 +213,10 @@ class Settings(BaseSettings):
     # 1: every service in one process (today's layout before issue 12: for debugging
     # with one traceback and one pdb, and for 1-core machines).
     embedded_processes: int = Field(default=2, ge=1, le=2)
+    # The message log keeps a message until every group has committed it; dropping those
+    # this often keeps it to a few seconds of the crawl. Without it a continuous crawl,
+    # which never ends, grew its bus file without bound (every page event, ~10 KB a page).
+    embedded_bus_compact_interval_s: float = Field(default=5.0, gt=0)
 
     # --- every worker service: /livez, /readyz, /metrics
     health_port: int = Field(default=9102, ge=0, le=65535)  # 0 = any free port

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import check_indexed_exactly_once, serve_site
+from .conftest import check_indexed_exactly_once, reachable_pages, serve_site
 from .test_embedded_crawl import _index, _wait_for_done
 
 pytestmark = pytest.mark.e2e
@@ -115,3 +116,37 @@ def test_a_killed_parent_leaves_no_process_behind(site_copy, tmp_path):
         proc.wait()
     assert not _wait_gone(helpers), f"orphans of a SIGKILLed crawl: {helpers}"
     site.server.stop()
+
+
+def _committed_messages_left(bus: Path) -> tuple[int, int]:
+    """(messages every group of their topic has committed, messages in all)."""
+    with sqlite3.connect(f"file:{bus}?mode=ro", uri=True, timeout=30) as db:
+        done = db.execute(
+            "SELECT COUNT(*) FROM messages WHERE id <= "
+            "(SELECT MIN(committed) FROM offsets WHERE offsets.topic = messages.topic)"
+        ).fetchone()[0]
+        total = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    return done, total
+
+
+def test_a_continuous_crawl_keeps_its_message_log_compacted_while_it_runs(site_copy, tmp_path):
+    # A continuous crawl never reaches the compaction at the end of a crawl: before the
+    # periodic one, every page event stayed in bus.sqlite3 for as long as it ran.
+    site = serve_site(site_copy)
+    data = tmp_path / "data"
+    env = {**os.environ, "TANSUO_EMBEDDED_BUS_COMPACT_INTERVAL_S": "0.5"}
+    proc = subprocess.Popen([*_crawl_cmd(site.url, data), "--continuous"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env, start_new_session=True)  # fmt: skip
+    try:
+        fetched = _wait_for_done(data / "frontier.sqlite3", len(reachable_pages(site)), proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done, total = _committed_messages_left(data / "bus.sqlite3")
+            if done == 0:
+                break
+            time.sleep(0.2)
+        assert done == 0, f"{done} of {total} messages consumed by every group are still kept"
+        assert total < fetched  # the log holds far fewer messages than the crawl published
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
