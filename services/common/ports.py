@@ -69,7 +69,12 @@ class Bus(Protocol):
 
 class PageStore(Protocol):
     """Raw fetched pages keyed by URL fingerprint. ``put`` is idempotent: a re-crawl
-    overwrites, and a reader never sees half a page."""
+    overwrites, and a reader never sees half a page.
+
+    ``remote``: a put waits for the network, so the crawler makes it on a thread of its
+    own rather than its reactor's; a local put is cheaper than the hand-over."""
+
+    remote: bool
 
     def put(self, key: str, page: StoredPage) -> None: ...
 

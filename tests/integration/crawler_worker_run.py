@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from services.common.adapters.page_store_packs import PackPageStore
 from services.common.bootstrap import build_bus, build_page_store
-from services.common.model import TOPIC_FETCHES, TOPIC_PAGES, FetchJob, PageEvent
+from services.common.model import TOPIC_FETCHES, TOPIC_PAGES, FetchJob, PageEvent, StoredPage
 from services.common.ports import Bus
 from services.common.settings import Settings
 from services.crawler.worker import CrawlerWorker
@@ -29,6 +30,8 @@ def main() -> None:
     args = _parse_args()
     cfg = Settings(data_dir=Path(args.data_dir), **json.loads(args.settings))
     bus, store = build_bus(cfg), build_page_store(cfg)
+    if args.store_fails_for or args.slow_store_s:
+        store = WatchedStore(cfg.data_dir / "pages", args.store_fails_for, args.slow_store_s)
     worker = CrawlerWorker(cfg, bus, store)
     summary: dict[str, Any] = {}
     late = FetchJob.from_dict(json.loads(args.late_job)) if args.late_job else None
@@ -42,8 +45,38 @@ def main() -> None:
     summary["run_s"] = time.monotonic() - started
     summary["stats"] = {"fetched": worker.stats.fetched, "errors": worker.stats.errors,
                         "bytes": worker.stats.bytes}
+    if isinstance(store, WatchedStore):
+        summary["puts"] = {"threads": sorted(store.threads), "most_at_once": store.most_at_once}
     bus.close()
     print(json.dumps(summary))
+
+
+class WatchedStore(PackPageStore):
+    """The embedded store, slowed down as a store across a network is, failing for
+    URLs holding a given text, and noting which threads put and how many at once."""
+
+    remote = True
+
+    def __init__(self, root: Path, fails_for: str, delay_s: float) -> None:
+        super().__init__(root)
+        self.fails_for, self.delay_s = fails_for, delay_s
+        self.threads: set[str] = set()
+        self.at_once = self.most_at_once = 0
+        self._count_lock = threading.Lock()
+
+    def put(self, key: str, page: StoredPage) -> None:
+        with self._count_lock:
+            self.threads.add("main" if threading.current_thread() is threading.main_thread() else "other")
+            self.at_once += 1
+            self.most_at_once = max(self.most_at_once, self.at_once)
+        try:
+            time.sleep(self.delay_s)
+            if self.fails_for and self.fails_for in page.url:
+                raise OSError("the store is full")
+            super().put(key, page)
+        finally:
+            with self._count_lock:
+                self.at_once -= 1
 
 
 def _parse_args() -> argparse.Namespace:
@@ -52,6 +85,8 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--expect", type=int, required=True, help="page events to wait for")
     parser.add_argument("--settings", default="{}", help="Settings keyword arguments, as JSON")
     parser.add_argument("--late-job", default="", help="a FetchJob (JSON) to publish once idle")
+    parser.add_argument("--store-fails-for", default="", help="puts of URLs holding this text fail")
+    parser.add_argument("--slow-store-s", type=float, default=0.0, help="each put takes this long")
     parser.add_argument("--until-committed", action="store_true",
                         help="stop once every fetch job is committed, not on page events")
     return parser.parse_args()

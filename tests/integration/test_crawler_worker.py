@@ -200,7 +200,7 @@ def job(url: str, **fields: object) -> FetchJob:
 
 
 def crawl(data_dir: Path, jobs: list[FetchJob], settings: dict, *, junk: int = 0,
-          late: FetchJob | None = None, until_committed: bool = False) -> CrawlResult:
+          late: FetchJob | None = None, until_committed: bool = False, store_args: tuple[str, ...] = ()) -> CrawlResult:
     bus = SqliteBus(data_dir / "bus.sqlite3")
     for item in jobs:
         bus.publish(TOPIC_FETCHES, item.to_bytes(), key=item.host)
@@ -213,6 +213,7 @@ def crawl(data_dir: Path, jobs: list[FetchJob], settings: dict, *, junk: int = 0
         command += ["--late-job", late.to_bytes().decode()]
     if until_committed:
         command.append("--until-committed")
+    command += store_args
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr
@@ -436,6 +437,20 @@ def test_a_page_that_cannot_be_stored_is_logged_and_its_job_committed(site: Site
     assert result.events == {}
     assert result.pending_jobs == 0
     assert sum(p.endswith("?unstored") for p in site.paths()) == 3
+
+
+def test_pages_are_stored_off_the_reactor_thread_so_slow_puts_overlap(site: Site, tmp_path: Path) -> None:
+    # A store across a network takes milliseconds a put; on the reactor's thread each
+    # one would hold up every fetch. One page's put fails: it alone goes unpublished.
+    urls = [f"{site.base}/small/{i}.html?slow" for i in range(12)]
+    settings = {"crawler_allow_private_networks": True}
+    result = crawl(tmp_path, [job(u) for u in urls], settings, until_committed=True,
+                   store_args=("--slow-store-s", "0.2", "--store-fails-for", "/small/3.html"))  # fmt: skip
+    assert result.summary["puts"]["threads"] == ["other"]
+    assert result.summary["puts"]["most_at_once"] >= 2
+    assert sorted(result.events) == sorted(u for u in urls if "/small/3.html" not in u)
+    assert result.pending_jobs == 0
+    assert all(result.store.get(e.store_key) is not None for e in result.events.values())
 
 
 def test_host_is_private_resolves_names_before_judging() -> None:

@@ -67,6 +67,8 @@ def _valid(key: str) -> bool:
 class PackPageStore:
     """Pages under ``root`` in append-only packs (module docstring)."""
 
+    remote = False  # an append, well under the cost of handing it to another thread
+
     def __init__(self, root: Path, roll_bytes: int = ROLL_BYTES, compact_from: int = COMPACT_FROM) -> None:
         self._root = root
         root.mkdir(parents=True, exist_ok=True)

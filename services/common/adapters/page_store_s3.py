@@ -138,6 +138,8 @@ class S3PageStore:
     """The ``PageStore`` port on S3. Thread-safe (the minio client is); no I/O happens
     until the first call."""
 
+    remote = True  # a put is an HTTP request: 2 ms on loopback, more across a network
+
     def __init__(self, target: S3Target, timeout_s: float = 10.0) -> None:
         self._target = target
         self._bucket = target.bucket
