@@ -9,6 +9,8 @@ live records only, into a new pack named to sort just before it, which is rename
 into place once written and synced; then the old pack is deleted. Both hold the same
 bytes for each live key, so a crash between the two steps leaves a duplicate that the
 next compaction drops, and loses nothing. Bitcask merges its data files the same way.
+While it runs it holds every key once (some 100 MB at a million pages), and it reads
+every record's header, a few seconds at a million pages, on a thread of its own.
 """
 
 from __future__ import annotations
