@@ -56,7 +56,7 @@ class PagePublisher:
 
     @property
     def store_is_remote(self) -> bool:
-        return bool(getattr(self._store, "remote", False))
+        return self._store.remote
 
     def store(self, outcome: FetchOutcome) -> None:
         """The page's bytes to the page store; safe to call from another thread (the
