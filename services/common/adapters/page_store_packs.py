@@ -115,7 +115,12 @@ class PackPageStore:
         many older copies; one at a time, at most once a new pack."""
         if self.compaction is not None and self.compaction.is_alive():
             return
-        total = sum(p.stat().st_size for p in self._root.glob(f"*{SUFFIX}"))
+        total = 0
+        for pack in self._root.glob(f"*{SUFFIX}"):
+            try:
+                total += pack.stat().st_size
+            except FileNotFoundError:  # compacted away by another process meanwhile
+                continue
         if total < self._compact_from:
             return
         self.compaction = threading.Thread(
