@@ -20,6 +20,7 @@ import os
 import re
 import socket
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ _MAX_HEADER = 256  # a header line is far shorter; longer means not a record
 # The host name, because processes of two machines (containers) sharing a volume may
 # have one pid; another machine's packs are never taken for sealed.
 _WRITER_PACK = re.compile(r"\d{20}-(\d+)-([A-Za-z0-9._-]+)\.pack")
+GARBAGE_TO_COMPACT = 0.5
 
 
 def _host() -> str:
@@ -43,7 +45,6 @@ def _host() -> str:
 def writer_pack_name() -> str:
     """A new pack's name for this process: it sorts after every pack made before."""
     return f"{time.time_ns():020d}-{os.getpid()}-{_host()}{SUFFIX}"
-GARBAGE_TO_COMPACT = 0.5
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,13 @@ class Record:
         return self.body_at + self.meta_len + self.body_len
 
 
-def parse_header(line: bytes) -> tuple[str, int, int, int] | None:
+def encode(key: str, meta: bytes, body: bytes) -> bytes:
+    """One record: ``TSP1 <key> <meta bytes> <body bytes> <crc32 of both, hex>\\n<meta><body>``."""
+    crc = zlib.crc32(body, zlib.crc32(meta))
+    return b"%s %s %d %d %08x\n%s%s" % (MAGIC, key.encode("ascii"), len(meta), len(body), crc, meta, body)
+
+
+def _parse_header(line: bytes) -> tuple[str, int, int, int] | None:
     parts = line.split()
     if len(parts) != 5 or parts[0] != MAGIC or not line.endswith(b"\n"):
         return None
@@ -77,7 +84,7 @@ def records(f: BinaryIO, offset: int = 0) -> Iterator[Record]:
     size = os.fstat(f.fileno()).st_size
     f.seek(offset)
     while offset < size:
-        header = parse_header(f.readline(_MAX_HEADER))
+        header = _parse_header(f.readline(_MAX_HEADER))
         if header is None:
             return
         key, meta_len, body_len, crc = header

@@ -9,9 +9,7 @@ Millions of small files also strain inodes, backups and ``rm``.
 
 Each writing process appends to a pack of its own (``<time>-<pid>-<host>.pack``, a new one
 past ``ROLL_BYTES``), so processes never interleave. A record is a header line, then
-the metadata JSON and the raw bytes::
-
-    TSP1 <key> <meta bytes> <body bytes> <crc32 of meta and body, hex>\\n<meta><body>
+the metadata JSON and the raw bytes (``page_packs.encode``).
 
 A crash can only cut the last record of a pack, and a process never appends to a
 pack it did not open, so a reader that finds a record short, or its checksum wrong,
@@ -32,30 +30,14 @@ import json
 import os
 import threading
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
-from services.common.adapters.page_packs import MAGIC, SUFFIX, compact, pack_names, records, writer_pack_name
+from services.common.adapters.page_packs import SUFFIX, Record, compact, encode, pack_names, records, writer_pack_name
 from services.common.model import StoredPage
 
 ROLL_BYTES = 1 << 30
 # Below this the packs are not worth a compaction's read of every header.
 COMPACT_FROM = 256 << 20
-
-
-@dataclass(frozen=True)
-class _Where:
-    pack: str
-    offset: int  # of the metadata, just past the header line
-    meta_len: int
-    body_len: int
-    crc: int
-
-
-def _record(key: str, page: StoredPage) -> bytes:
-    meta = json.dumps(page.meta(), ensure_ascii=False).encode("utf-8")
-    crc = zlib.crc32(page.body, zlib.crc32(meta))
-    return b"%s %s %d %d %08x\n%s%s" % (MAGIC, key.encode("ascii"), len(meta), len(page.body), crc, meta, page.body)
 
 
 def _valid(key: str) -> bool:
@@ -78,14 +60,14 @@ class PackPageStore:
         self._fd: int | None = None
         self._pack: str | None = None
         self._written = 0
-        self._keydir: dict[str, _Where] = {}  # filled by ``get``
+        self._keydir: dict[str, tuple[str, Record]] = {}  # key → (pack, its latest record); filled by ``get``
         self._scanned: dict[str, int] = {}  # pack name → bytes read into the key directory
         self.compaction: threading.Thread | None = None
 
     def put(self, key: str, page: StoredPage) -> None:
         if not _valid(key):
             raise ValueError(f"page store key must be letters, digits, '-' or '_': {key!r}")
-        record = _record(key, page)
+        record = encode(key, json.dumps(page.meta(), ensure_ascii=False).encode("utf-8"), page.body)
         with self._lock:
             fd, start = self._pack_for(len(record))
             try:
@@ -143,24 +125,25 @@ class PackPageStore:
             return None
         for _ in range(2):
             with self._lock:
-                where = self._refresh().get(key)
-            if where is None:
+                found = self._refresh().get(key)
+            if found is None:
                 return self._get_file(key)
+            pack, record = found
             try:
-                with open(self._root / where.pack, "rb") as f:
-                    f.seek(where.offset)
-                    raw = f.read(where.meta_len + where.body_len)
+                with open(self._root / pack, "rb") as f:
+                    f.seek(record.body_at)
+                    raw = f.read(record.end - record.body_at)
             except FileNotFoundError:  # compacted away since: read the packs again
                 with self._lock:
                     self._keydir.clear()
                     self._scanned.clear()
                 continue
-            if len(raw) != where.meta_len + where.body_len or zlib.crc32(raw) != where.crc:
+            if len(raw) != record.end - record.body_at or zlib.crc32(raw) != record.crc:
                 return None
-            return StoredPage.from_meta(json.loads(raw[: where.meta_len]), raw[where.meta_len :])
+            return StoredPage.from_meta(json.loads(raw[: record.meta_len]), raw[record.meta_len :])
         return None
 
-    def _refresh(self) -> dict[str, _Where]:
+    def _refresh(self) -> dict[str, tuple[str, Record]]:
         """The key directory, with every record appended to any pack since the last call."""
         for name in pack_names(self._root):
             try:
@@ -169,8 +152,8 @@ class PackPageStore:
                     for r in records(f, offset):
                         known = self._keydir.get(r.key)
                         # Packs sort oldest first; a compacted copy, read late, is no newer.
-                        if known is None or known.pack <= name:
-                            self._keydir[r.key] = _Where(name, r.body_at, r.meta_len, r.body_len, r.crc)
+                        if known is None or known[0] <= name:
+                            self._keydir[r.key] = (name, r)
                         offset = r.end
             except FileNotFoundError:
                 continue
