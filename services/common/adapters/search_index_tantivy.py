@@ -526,7 +526,7 @@ class TantivySearchIndex:
             heap_size=self._cfg.index_merge_heap_mb * 1_000_000, num_threads=1
         )
         try:
-            self._copy_all(searcher, writer, progress, with_fold_keys=True)
+            self._copy_all(searcher, writer, progress)
         except BaseException:
             shutil.rmtree(staged, ignore_errors=True)
             raise
@@ -542,18 +542,17 @@ class TantivySearchIndex:
         searcher: tantivy.Searcher,
         writer: tantivy.IndexWriter,
         progress: Callable[[int, int], None] | None,
-        with_fold_keys: bool | None = None,
     ) -> None:
-        """Every document of ``searcher``'s view into ``writer``, committed at once;
-        stopped, the writer is rolled back. Its merges are waited for either way."""
-        fold = self._fold_keys if with_fold_keys is None else with_fold_keys
+        """Every document of ``searcher``'s view into ``writer``, with the fold keys (a
+        merge always leaves the current fields), committed at once; stopped, the
+        writer is rolled back. Its merges are waited for either way."""
         total = searcher.num_docs
         try:
             writer.delete_all_documents()  # the documents added after it stay
             hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
             for done, (_, addr) in enumerate(hits, 1):
                 doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
-                writer.add_document(_to_tantivy(doc, fold))
+                writer.add_document(_to_tantivy(doc))
                 if progress is not None and (done % 1000 == 0 or done == total):
                     progress(done, total)
             writer.commit()
