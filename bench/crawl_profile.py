@@ -51,7 +51,7 @@ PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                         "w3lib/url.py")),
     ("MinHash signature", ("common/minhash.py",)),
     ("analysis: folding, segmentation, sub-words, bigrams", ("common/analysis/",)),
-    ("page store", ("adapters/page_store_packs.py", "adapters/page_store_files.py")),
+    ("page store", ("adapters/page_store_packs.py", "adapters/page_packs.py")),
     ("index writes and commits (tantivy)", ("adapters/search_index_tantivy.py", "adapters/token_fields.py")),
     ("ranker (link graph, PageRank)", ("ranker/", "adapters/link_graph_sqlite.py", "scipy/")),
     ("frontier (SQLite state, robots rules)", ("scheduler/", "adapters/frontier_sqlite.py", "protego")),
