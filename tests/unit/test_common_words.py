@@ -96,3 +96,53 @@ def test_a_common_word_scores_in_titles_only() -> None:
     assert all(_fields(n) <= {"title_tokens", "title_grams"} for n in common)
     (wanted,) = plan.tree.must  # the selecting words keep every field
     assert all({"title_tokens", "body_tokens", "headings_tokens"} <= _fields(c) for c in wanted.should)
+
+
+def _boost_fields(plan: Plan) -> set[str]:
+    """The fields of the phrase boosts: the score-only phrases of more than one value."""
+    out: set[str] = set()
+    for node in plan.tree.should:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, Phrase) and len(n.values) > 1:
+                out.add(n.field)
+            elif isinstance(n, Bool):
+                stack.extend((*n.must, *n.should))
+    return out
+
+
+def _gram_fields(node: Node) -> set[str]:
+    return {f for f in _fields(node) if f.endswith("_grams")}
+
+
+def test_a_common_word_matches_by_itself_and_its_title_bigrams_only_add_score() -> None:
+    plan = _plan("工作 批示")
+    (wanted,) = plan.tree.must
+    common, selective = wanted.should
+    assert _words(common) == {"工作"} and _gram_fields(common) == set()  # no bigram phrase to match by
+    assert _gram_fields(selective) == {"title_grams", "body_grams"}  # 批示 still matches by its bigrams
+    scored = [n for n in plan.tree.should if _fields(n) == {"title_grams"}]
+    assert scored and all("工作" in {v for p in _phrases(n) for v in p.values} for n in scored)
+
+
+def _phrases(node: Node) -> list[Phrase]:
+    if isinstance(node, Phrase):
+        return [node]
+    if isinstance(node, Bool):
+        return [p for n in (*node.must, *node.should) for p in _phrases(n)]
+    return []
+
+
+def test_the_phrase_boosts_of_a_query_of_common_words_look_in_titles_only() -> None:
+    # Typed as one run, the text is also a bigram phrase (工作 作相 相关) besides the word phrase.
+    assert _boost_fields(_plan("工作相关")) == {"title_tokens", "title_grams"}
+    # One word that selects keeps the pages few: the phrases look in bodies too.
+    assert _boost_fields(_plan("工作批示")) == {"title_tokens", "body_tokens", "title_grams", "body_grams"}
+
+
+def test_below_the_floor_in_pages_common_words_keep_their_bigrams_and_body_phrases() -> None:
+    plan = _plan("工作相关", search_common_word_pages=50_000)  # the default: no word of 1,000 pages is common
+    (wanted,) = plan.tree.must
+    assert all(_gram_fields(c) == {"title_grams", "body_grams"} for c in wanted.should)
+    assert _boost_fields(plan) == {"title_tokens", "body_tokens", "title_grams", "body_grams"}
