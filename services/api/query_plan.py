@@ -5,7 +5,8 @@ The query model, in one place (docs/ranking.md has the figures behind it):
 - Each word of free text is one clause: the word in the word fields (title, headings,
   anchors, body, sub-words; boosted per field), or, failing that, its character bigrams
   as a phrase (a page that segments the word differently still matches, at the lower
-  gram weight). Stop words are not required; a single Han character between other words
+  gram weight), except a common word (held by a large share of a large index), whose
+  title bigrams only add score. Stop words are not required; a single Han character between other words
   is not required either (it carries little meaning alone, and it stays in the phrase
   boosts below), unless the query has nothing else. Question words and particles
   (怎么, 如何, 吗) are never required and weigh little. Repeated words count once.
@@ -17,7 +18,8 @@ The query model, in one place (docs/ranking.md has the figures behind it):
   whatever the segmenter does.
 - ``a OR b``: a clause any of whose alternatives will do.
 - Boosts that only add score: the words of the free text in order (word phrase), and
-  each run of free text verbatim (bigram phrase), in title or body.
+  each run of free text verbatim (bigram phrase), in title or body; in titles only
+  when every wanted word is common.
 - A word with other names (``analysis/synonyms.py``: 试算表 for 电子表格, excel for
   电子表格 and Calc) matches any of them, the others at the synonym weight.
 - Exclusions become ``must_not`` bigram phrases; sites a filter.
