@@ -186,3 +186,20 @@ def test_both_backends_agree_however_field_idf_is_bounded(backends, cap: float) 
     for (q, site), (tantivy, es, n_tantivy, n_es) in zip(QUERIES, results):
         assert n_es == n_tantivy, q
         _assert_same_top(tantivy, es, rel_tol=REL_TOL)
+
+
+def test_both_backends_agree_where_words_are_common(backends) -> None:
+    # Words held by a fifth of these forty pages count as common (no floor in pages):
+    # such a word matches without its bigrams, and the phrase boosts of a query of them
+    # look in titles only. Both backends count the pages from their own statistics.
+    common = Settings(search_common_word_share=0.2, search_common_word_pages=0)
+    docs = _documents(complete=False)
+    results = _load(backends, docs, common)
+    for (q, site), (tantivy, es, n_tantivy, n_es) in zip(QUERIES, results):
+        assert n_es == n_tantivy, q
+        _assert_same_top(tantivy, es, rel_tol=REL_TOL)
+    # Not vacuous: the rule changes what some queries find or how they rank.
+    usual = list(_rankings(backends[0]))
+    changed = [q for (q, _), (tantivy, _, n, _), (before, n_before) in zip(QUERIES, results, usual)
+               if (tantivy, n) != (before, n_before)]  # fmt: skip
+    assert len(changed) >= 3, changed
