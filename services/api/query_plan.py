@@ -6,9 +6,9 @@ The query model, in one place (docs/ranking.md has the figures behind it):
   anchors, body, sub-words; boosted per field), or, failing that, its character bigrams
   as a phrase (a page that segments the word differently still matches, at the lower
   gram weight), except a common word (held by a large share of a large index), whose
-  title bigrams only add score. Stop words are not required; a single Han character between other words
-  is not required either (it carries little meaning alone, and it stays in the phrase
-  boosts below), unless the query has nothing else. Question words and particles
+  title bigrams only add score. Stop words are not required; a single Han character
+  between other words is not required either (it carries little meaning alone, and it
+  stays in the phrase boosts below), unless the query has nothing else. Question words and particles
   (怎么, 如何, 吗) are never required and weigh little. Repeated words count once.
 - Soft conjunction: up to ``search_all_words_up_to`` clauses are all required (if no
   page has them all, any one will do, and ``matched_all`` says so); a longer query
@@ -310,9 +310,10 @@ class QueryPlanner:
         # The wanted clauses sit in a must of their own, so that the score-only clauses
         # beside them can never count towards the minimum.
         wanted = (Bool(should=tuple(wanted_clauses), minimum_should_match=minimum),) if wanted_clauses else ()
+        boosts = self._boosts(parsed, titles_only=self._all_common(clauses, clause_words, common))
         tree = Bool(
             must=wanted,
-            should=tuple(optional) + tuple(gram_scores) + tuple(self._boosts(parsed, self._all_common(clauses, clause_words, common))),
+            should=tuple(optional) + tuple(gram_scores) + tuple(boosts),
             must_not=tuple(self._excluded(parsed)),
             filter=tuple(self._site_filter(parsed)),
         )
