@@ -11,7 +11,7 @@ from services.common.query_tree import Bool, Node, Phrase, Term
 from services.common.settings import Settings
 
 PAGES = 1000
-HELD_BY = {"工作": 400, "相关": 700, "会议": 60, "航空工业": 5, "批示": 3, "李鹏": 30}
+HELD_BY = {"工作": 400, "相关": 700, "会议": 60, "航空工业": 5, "批示": 3, "李鹏": 30, "谈": 500, "什么": 300}
 
 
 def _stats(pairs: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
@@ -146,3 +146,29 @@ def test_below_the_floor_in_pages_common_words_keep_their_bigrams_and_body_phras
     (wanted,) = plan.tree.must
     assert all(_gram_fields(c) == {"title_grams", "body_grams"} for c in wanted.should)
     assert _boost_fields(plan) == {"title_tokens", "body_tokens", "title_grams", "body_grams"}
+
+
+def _score_only(plan: Plan, word: str) -> list[Node]:
+    """The score-only clauses that name ``word`` by a term."""
+    def names(node: Node) -> bool:
+        if isinstance(node, Term):
+            return node.value == word
+        return isinstance(node, Bool) and any(names(n) for n in (*node.must, *node.should))
+    return [n for n in plan.tree.should if names(n)]
+
+
+def test_common_single_characters_and_question_words_score_in_titles_only() -> None:
+    # 谈 (a single character between words) and 什么 (a question word) select nothing;
+    # where they are common, their score comes from titles alone.
+    for query, word in (("李鹏谈批示", "谈"), ("什么是航空工业", "什么")):
+        (clause,) = _score_only(_plan(query), word)
+        assert _fields(clause) == {"title_tokens"}, query
+        (clause,) = _score_only(_plan(query, search_common_word_pages=50_000), word)
+        assert {"title_tokens", "body_tokens", "headings_tokens"} <= _fields(clause), query  # below the floor
+
+
+def test_a_query_of_single_characters_alone_still_requires_them_everywhere() -> None:
+    # With nothing else to want, single characters are the wanted clauses, common or not.
+    plan = _plan("谈")
+    (wanted,) = plan.tree.must
+    assert {"title_tokens", "body_tokens"} <= _fields(wanted)
