@@ -8,8 +8,9 @@ The query model, in one place (docs/ranking.md has the figures behind it):
   gram weight), except a common word (held by a large share of a large index), whose
   title bigrams only add score. Stop words are not required; a single Han character
   between other words is not required either (it carries little meaning alone, and it
-  stays in the phrase boosts below), unless the query has nothing else. Question words and particles
-  (怎么, 如何, 吗) are never required and weigh little. Repeated words count once.
+  stays in the phrase boosts below), unless the query has nothing else. Question words
+  and particles (怎么, 如何, 吗) are never required and weigh little. Such score-only
+  words, where common, score in titles only. Repeated words count once.
 - Soft conjunction: up to ``search_all_words_up_to`` clauses are all required (if no
   page has them all, any one will do, and ``matched_all`` says so); a longer query
   requires a share of them, and BM25's sum ranks the pages that hold more of the
