@@ -314,7 +314,7 @@ class QueryPlanner:
         minimum = 1 if any_clause and clauses else self.minimum(len(clauses))
         wanted_clauses = clauses
         if not any_clause and minimum < len(clauses):
-            wanted_clauses, scored, minimum = self._set_common_aside(clauses, clause_words, minimum, freqs)
+            wanted_clauses, scored, minimum = self._set_common_aside(clauses, clause_words, minimum, common)
             optional.extend(scored)
         # The wanted clauses sit in a must of their own, so that the score-only clauses
         # beside them can never count towards the minimum.
@@ -332,20 +332,20 @@ class QueryPlanner:
 
     def _set_common_aside(
         self, clauses: list[Node], clause_words: dict[int, str], minimum: int,
-        freqs: DocFreqs,
+        common: set[str],
     ) -> tuple[list[Node], list[Node], int]:  # fmt: skip
         """(the clauses that select pages, the common words' clauses that only score,
         the minimum of the first): the minimum is the usual share of the selecting
-        clauses, never more than it was of all of them.
+        clauses, never more than it was of all of them. ``common``: the query's common
+        words (``_common``).
 
         A common word scores in titles only. Over every field its postings were the
         costliest part of the long queries at a million pages (a headline's 40 slowest:
         p50 12.5 against 5.6 ms without them), and there its body score says little
         while its title score still tells a page about it from one that merely uses it
         (the headline titles' MRR@10 rose 0.498 -> 0.529 with it; docs/ranking.md)."""
-        common = self._common([clause_words[id(c)] for c in clauses if id(c) in clause_words], freqs)
         selective = [c for c in clauses if clause_words.get(id(c)) not in common]
-        if not common:
+        if len(selective) == len(clauses):
             return clauses, [], minimum
         if not selective:
             # Common words alone: each is required, as Lucene's CommonTermsQuery rewrites
