@@ -43,7 +43,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 ONE = "tansuo crawl, one process (TANSUO_EMBEDDED_PROCESSES=1)"
 TWO = "tansuo crawl, two processes (the default)"
 # The spider fetches up to 16 pages of one host at once (bench/scrapy_spider.py); Tansuo,
-# by default, 4 (TANSUO_FRONTIER_HOST_PARALLELISM), the gentler default for a real host.
+# by default, 8 (TANSUO_FRONTIER_HOST_PARALLELISM, Scrapy's own per-domain default).
 SPIDER_PER_HOST = 16
 TWO_16 = f"tansuo crawl, two processes, {SPIDER_PER_HOST} pages of the host at once (as the spider)"
 SCRAPY = "plain Scrapy spider (bench/scrapy_spider.py)"

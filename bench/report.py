@@ -87,7 +87,7 @@ says what it measures and how.
    and /sitemap.xml, which only Tansuo fetches, are not counted). Two site conditions:
    plain loopback (no latency: both are CPU-bound) and every response held back 50 ms
    (`bench/slow_site.py`, standing in for a real network: here concurrency pays). With `--delay 0`, Tansuo
-   fetches up to `TANSUO_FRONTIER_HOST_PARALLELISM` pages of one host at once (default 4);
+   fetches up to `TANSUO_FRONTIER_HOST_PARALLELISM` pages of one host at once (default 8);
    the 50 ms case also runs with 16. *Start-up* is spawn to first request, *fetching*
    first to last request, *wind-down* last request to exit (final indexing, PageRank).
 2. **Index, docs/s**: the crawl's extracted pages (the demo site's HTML run through the

@@ -37,7 +37,7 @@ from services.cli.demo_site import build_demo_site, default_cache
 
 REPO = Path(__file__).resolve().parent.parent
 LATENCY_MS = 50
-DEFAULT_PARALLELISM = TansuoConfig("tansuo crawl (host parallelism 4, the default)", {})
+DEFAULT_PARALLELISM = TansuoConfig("tansuo crawl (host parallelism 8, the default)", {})
 HIGH_PARALLELISM = TansuoConfig("tansuo crawl, TANSUO_FRONTIER_HOST_PARALLELISM=16",
                                 {"TANSUO_FRONTIER_HOST_PARALLELISM": "16"})
 

@@ -65,8 +65,10 @@ class Settings(BaseSettings):
     # Per-host politeness is the frontier's job, so the delay lives here, not on the crawler.
     frontier_host_delay_s: float = Field(default=1.0, ge=0.0)
     # Parallel fetches per host, used only when the effective delay is 0: with any
-    # delay, one fetch at a time is the only way to keep the gap at the server.
-    frontier_host_parallelism: int = Field(default=4, ge=1)
+    # delay, one fetch at a time is the only way to keep the gap at the server. An
+    # operator who turns the delay off asks for speed on a site of their own; 8 is
+    # Scrapy's CONCURRENT_REQUESTS_PER_DOMAIN (docs/benchmarks.md, "One process or two").
+    frontier_host_parallelism: int = Field(default=8, ge=1)
     frontier_lease_timeout_s: float = Field(default=600.0, gt=0)
     # Leases out at once over all hosts: enough to keep every crawler busy, few enough
     # that a leased job never waits in the fetch topic until its lease times out.
