@@ -31,6 +31,8 @@ from collections.abc import Sequence
 
 import rensa
 
+from services.common.native_code import native
+
 HASHES = 64
 BANDS = 16
 ROWS = HASHES // BANDS
@@ -48,8 +50,15 @@ def signature(tokens: Sequence[str]) -> tuple[int, ...]:
     if len(tokens) < MIN_TOKENS:
         return ()
     sketch = rensa.RMinHash(HASHES, SEED)
-    sketch.update(list(map(" ".join, zip(tokens, tokens[1:]))))
+    sketch.update(shingles(tokens))
     return tuple(sketch.digest())
+
+
+def shingles(tokens: Sequence[str]) -> list[str]:
+    """Each word with the next, space-joined: "a b", "b c", … (in C where it was built)."""
+    if native is not None:
+        return native.pairs(tokens if isinstance(tokens, list) else list(tokens))
+    return list(map(" ".join, zip(tokens, tokens[1:])))
 
 
 def similarity(a: Sequence[int], b: Sequence[int]) -> float:

@@ -26,6 +26,7 @@ from services.common.ports import Bus, Message, SearchIndex
 from services.common.settings import Settings
 from services.common.url_canonical import canonical_preference
 from services.common.document_url import site_of
+from services.common.native_code import warn_if_missing
 from services.indexer.document_builder import build_document, doc_url
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class Indexer:
         self._batch_fetched_at: list[float] = []  # of the upserts, for the indexing latency
         self._batch_upserted: dict[str, None] = {}  # URLs upserted, announced after the commit
         self._last_commit = time.monotonic()
+        warn_if_missing()
 
     @property
     def indexed(self) -> int:

@@ -132,3 +132,39 @@ def test_folding_is_the_table_applied_character_by_character(text: str) -> None:
     from services.common.analysis.fold import _tables
 
     assert fold(text) == text.translate(_tables()[0])
+
+
+def test_the_c_fold_equals_the_python_fold_for_every_character() -> None:
+    """Folding characters is context-free, so one string of every code point the table
+    can hold (surrogates too), and each character's "traditional?" alone, settle it."""
+    from services.common.analysis.fold import _SUPPLEMENT, fold_chars_in_python, native_tables
+    from services.common.native_code import native
+
+    assert native is not None
+    every = "".join(map(chr, [*range(0x10000), *_SUPPLEMENT, 0x20000, 0x2FA20, 0x10FFFF]))
+    folded, traditional = native.fold_chars(every, native_tables())
+    assert (folded, traditional) == fold_chars_in_python(every)
+    assert traditional
+    for ch in every:
+        assert native.fold_chars(ch, native_tables())[1] == fold_chars_in_python(ch)[1], hex(ord(ch))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_TEXT_WITHOUT_TRADITIONAL, st.sampled_from(list("設置頁面格式軟體與儲存格網絡")))).map("".join))
+def test_the_c_fold_equals_the_python_fold_on_mixed_text(text: str) -> None:
+    from services.common.analysis.fold import fold_chars_in_python, native_tables
+    from services.common.native_code import native
+
+    assert native is not None
+    assert native.fold_chars(text, native_tables()) == fold_chars_in_python(text)
+    assert native.fold_chars(text, native_tables())[0] is text or fold_chars_in_python(text)[0] != text
+
+
+def test_the_c_fold_refuses_tables_of_another_layout() -> None:
+    import pytest
+
+    from services.common.native_code import native
+
+    assert native is not None
+    with pytest.raises(ValueError, match="native_tables"):
+        native.fold_chars("abc", b"\0" * 16)

@@ -7,7 +7,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from services.common import minhash
+from services.common.native_code import native
 
 TOKENS = ("安装 软件 包 的 时候 apt-get 会 自动 处理 依赖 关系 ，" * 3 + " 然后 配置 网络 和 内核 驱动").split() * 3
 # Computed once with rensa 0.5.0. A rensa release that hashes differently fails here,
@@ -82,3 +86,10 @@ def test_band_terms_keep_their_stored_form_and_a_caller_cannot_spoil_them() -> N
     assert first[:2] == ["0:4b0b813c09d7", "1:8f3dff89e7b0"]
     first.clear()  # the answer is remembered; the caller's list must be its own
     assert minhash.bands(list(sig)) == minhash.bands(sig) and len(minhash.bands(sig)) == minhash.BANDS
+
+
+@given(st.lists(st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FFFF), min_size=1, max_size=6)))
+def test_the_c_shingles_are_the_python_ones(words: list[str]) -> None:
+    assert native is not None
+    assert native.pairs(words) == list(map(" ".join, zip(words, words[1:])))
+    assert minhash.shingles(tuple(words)) == minhash.shingles(words)

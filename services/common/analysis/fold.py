@@ -16,6 +16,7 @@ to character-by-character conversion.
 
 from __future__ import annotations
 
+import array
 import functools
 import re
 import threading
@@ -25,6 +26,7 @@ import opencc
 import rjieba
 
 from services.common.analysis.han import HAN_RUN
+from services.common.native_code import native
 
 # Code points whose NFKC form or lower case is worth a table entry: the BMP and the
 # CJK Compatibility Ideographs Supplement.
@@ -144,18 +146,18 @@ def _translated(run: re.Match[str]) -> str:
 
 def fold(text: str) -> str:
     """``text`` folded for matching; ``len(fold(text)) == len(text)`` always."""
-    traditional = _traditional()
-    # Only the runs of characters the table maps are translated: str.translate looks
-    # every other character up in the table too (a new int object for each one
-    # above U+00FF, so every Han character), about twice the time for the same string.
-    folded = _foldable().sub(_translated, _ascii_lower(text))
-    if traditional.search(text) is None:
+    if native is not None:
+        folded, traditional = native.fold_chars(text, native_tables())
+    else:
+        folded, traditional = fold_chars_in_python(text)
+    if not traditional:
         return folded  # no traditional character: the common case
     parts: list[str] = []
     pos = 0
+    trad = _traditional()
     for m in HAN_RUN.finditer(text):
         run = m.group()
-        if traditional.search(run) is None:
+        if trad.search(run) is None:
             continue
         parts.append(folded[pos : m.start()])
         parts.append(_regional(run, folded[m.start() : m.end()]))
@@ -164,10 +166,43 @@ def fold(text: str) -> str:
     return "".join(parts)
 
 
+def fold_chars_in_python(text: str) -> tuple[str, bool]:
+    """(``text`` folded character by character, whether any character is traditional):
+    what the C module's ``fold_chars`` does, where it was not built."""
+    # Only the runs of characters the table maps are translated: str.translate looks
+    # every other character up in the table too (a new int object for each one
+    # above U+00FF, so every Han character), about twice the time for the same string.
+    folded = _foldable().sub(_translated, _ascii_lower(text))
+    return folded, _traditional().search(text) is not None
+
+
+# The C module's layout (_native.c): a folded code point for each BMP character and
+# each of the CJK Compatibility Ideographs Supplement, 0 for "itself"; then a bit a BMP
+# character, set for the traditional ones.
+_SUPPLEMENT = range(0x2F800, 0x2FA20)
+
+
+@functools.cache
+def native_tables() -> bytes:
+    """``_tables`` as the C module's ``fold_chars`` reads them (about 270 KB)."""
+    table, t2s = _tables()
+    codes = array.array("I", bytes(4 * (0x10000 + len(_SUPPLEMENT))))
+    assert codes.itemsize == 4
+    for cp, ch in table.items():
+        codes[cp if cp < 0x10000 else 0x10000 + _SUPPLEMENT.index(cp)] = ord(ch)
+    bits = bytearray(0x10000 // 8)
+    for cp, simple in t2s.items():
+        if simple != chr(cp):
+            bits[cp >> 3] |= 1 << (cp & 7)
+    return codes.tobytes() + bytes(bits)
+
+
 def initialise() -> None:
     """Build the tables now (about a tenth of a second) rather than on first use."""
     _traditional()
     _foldable()
+    if native is not None:
+        native_tables()
 
 
 @functools.cache

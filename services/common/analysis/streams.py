@@ -8,25 +8,47 @@ Han runs are segmented by one call into rjieba (``han_words_of_runs``), so the
 streams are exactly those of ``words_and_subwords_of_folded`` and ``grams_of_folded``
 (tests/unit/test_analysis_streams.py checks it).
 
-A page has hundreds of runs, most of them one Latin word with nothing to split, so
-that case is written out in the loop rather than called: the calls cost more than
-the rule (0.4 of a millisecond a page on the demo site).
+That walk is done in C (``services/common/_native.c``) where the package was built with a compiler:
+finding the runs, splitting rjieba's output back into them and appending every word,
+sub-word and bigram was most of the time a document took to build beyond rjieba's own
+cut. Where it was not built, ``streams_in_python`` below does the same, slower; the
+tests run both and compare them.
 """
 
 from __future__ import annotations
+
+import rjieba
 
 from services.common.analysis.grams import add_han_grams, add_word_gram
 from services.common.analysis.words import (
     MAX_TOKEN_CHARS,
     RUNS,
+    SubwordTable,
     add_han_words,
     add_word_run,
     han_words_of_runs,
 )
+from services.common.native_code import native
+
+_SUBWORDS = SubwordTable()
 
 
 def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
     """(words, sub-words, bigrams) of already folded ``text``."""
+    if native is None:
+        return streams_in_python(text)
+    runs, han = native.scan(text)
+    cut = rjieba.cut(han, hmm=True) if han else []
+    # Folding has lower-cased every letter whose lower case keeps the length; when it
+    # left none that case-folds further (ß, ς, …), each word is its own case fold.
+    out = native.assemble(runs, cut, text.casefold() == text, _SUBWORDS)
+    # None: rjieba's words did not add up to the runs (never seen): the Python walk
+    # segments each run on its own then.
+    return streams_in_python(text) if out is None else out
+
+
+def streams_in_python(text: str) -> tuple[list[str], list[str], list[str]]:
+    """``streams_of_folded`` without the C module."""
     words: list[str] = []
     extras: list[str] = []
     grams: list[str] = []
@@ -34,14 +56,14 @@ def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
     # same runs without two method calls a run.
     runs = RUNS.findall(text)
     cut = iter(han_words_of_runs([han for han, _ in runs if han]))
-    # Folding has lower-cased every letter whose lower case keeps the length; when it
-    # left none that case-folds further (ß, ς, …), each word is its own case fold.
     plain = text.casefold() == text
     add_word, add_gram = words.append, grams.append
     for han, word in runs:
         if han:
             add_han_words(next(cut), words, extras)
             add_han_grams(han, grams)
+        # A page has hundreds of runs, most of them one Latin word with nothing to
+        # split: that case is written out here rather than called (0.4 ms a page).
         elif plain and len(word) <= MAX_TOKEN_CHARS and not ("." in word or "-" in word or "_" in word):
             add_word(word)
             add_gram(word)

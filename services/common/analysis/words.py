@@ -200,6 +200,20 @@ def word_subwords(word: str) -> tuple[str, ...]:
     return tuple(_word_subwords(word))
 
 
+class SubwordTable(dict[str, tuple[str, ...]]):
+    """word → its sub-words (``han_subwords`` of a Han word, ``word_subwords`` of a
+    joined Latin one), filled on first use: what the C streams (``_streams.c``) look a
+    word up in, without a Python call for a word met before. Cleared when full, so a
+    crawl of many sites keeps only the words it met lately."""
+
+    def __missing__(self, word: str) -> tuple[str, ...]:
+        if len(self) >= 1 << 16:
+            self.clear()
+        subs = word_subwords(word) if "." in word or "-" in word or "_" in word else han_subwords(word)
+        self[word] = subs
+        return subs
+
+
 def add_han_words(words: list[str], tokens: list[str], extras: list[str]) -> None:
     """Append one Han run's words (``_han_words``) and their sub-words."""
     for w in words:
