@@ -15,18 +15,26 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 RUN python -m venv /opt/tansuo
+# A C compiler for Tansuo's own C module (services/common/_native.c, built by setup.py):
+# the final stage gets the built module inside the virtualenv, and no compiler.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 # Dependencies before the source, so that editing a .py file reuses this layer. Every
-# dependency ships manylinux wheels for CPython 3.11, so the builder needs no compiler.
+# dependency ships manylinux wheels for CPython 3.11.
 COPY pyproject.toml README.md ./
 RUN python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
         > /tmp/requirements.txt \
  && /opt/tansuo/bin/pip install --no-cache-dir --requirement /tmp/requirements.txt
+COPY setup.py ./
 COPY services ./services
 # Not editable: the package (templates and static files included) lives in the venv,
 # so the final stage needs no source tree.
 # Then trim what a running service never imports: libraries' own test suites (scipy's
 # and numpy's are tens of MB), and pip and setuptools, which only installing needs.
 RUN /opt/tansuo/bin/pip install --no-cache-dir --no-deps . \
+ && /opt/tansuo/bin/python -c "import services.common._native" \
  && find /opt/tansuo/lib -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
  && /opt/tansuo/bin/python -m pip uninstall --yes --quiet pip setuptools
 
