@@ -21,7 +21,8 @@ from typing import Any
 
 from services.common.analysis.stop_words import STOP_WORDS
 from services.common.model import PageEvent
-from services.common.analysis.words import segment, segment_with_subwords, subwords
+from services.common.analysis import analyze
+from services.common.analysis.words import segment, subwords
 
 # unicode61 would split "apt-get" and "c++" at the punctuation; the segmenter already
 # decided what a word is, so only spaces may separate tokens here.
@@ -50,18 +51,19 @@ class Fts5Row:
 
 
 def segmented(event: PageEvent) -> Fts5Row:
-    """The same tokens build_document makes, by the same function."""
-    title, title_extra = segment_with_subwords(event.title)
-    headings, headings_extra = segment_with_subwords("\n".join(h for h in event.headings if h))
-    body, body_extra = segment_with_subwords(event.body)
+    """The same words and sub-words build_document makes, by the same function
+    (``analyze``, which makes the bigrams in the same pass; FTS5 leaves them out)."""
+    title = analyze(event.title)
+    headings = analyze("\n".join(h for h in event.headings if h))
+    body = analyze(event.body)
     return Fts5Row(
         rowid=rowid_of(event.url),
         url=event.url,
         title=event.title,
-        title_tokens=" ".join(title),
-        headings_tokens=" ".join(headings),
-        body_tokens=" ".join(body),
-        subword_tokens=" ".join(title_extra + headings_extra + body_extra),
+        title_tokens=" ".join(title.words),
+        headings_tokens=" ".join(headings.words),
+        body_tokens=" ".join(body.words),
+        subword_tokens=" ".join(title.subwords + headings.subwords + body.subwords),
     )
 
 

@@ -13,11 +13,11 @@
  * pairs(words) -> ["w0 w1", "w1 w2", ...]: the MinHash's shingles (minhash.py).
  * scan(text) -> (runs, han): the runs of RUNS in order, and the Han ones joined by
  *     newlines, for one call into rjieba.
- * assemble(runs, cut, plain, subwords) -> (words, extras, grams), or None when
- *     rjieba's output does not split into one list of words a Han run (never seen;
- *     the caller then takes the Python path). ``plain`` says the text case-folds to
- *     itself; ``subwords`` is a mapping word -> tuple of sub-words, asked only for a
- *     Han word longer than two characters or a Latin word with a joiner.
+ * assemble(runs, cut, subwords) -> (words, extras, grams), or None when rjieba's
+ *     output does not split into one list of words a Han run (never seen; the caller
+ *     then takes the Python path). ``subwords`` is a mapping word -> tuple of
+ *     sub-words, asked only for a Han word longer than two characters or a Latin word
+ *     with a joiner.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -43,6 +43,8 @@ static inline int is_han(Py_UCS4 c)
 /* _ALNUM in words.py, [^\W_HAN]: what re calls a word character, less "_" and Han. */
 static inline int is_alnum(Py_UCS4 c)
 {
+    if (c < 0x80) /* most of what is not Han: a test in place of four table lookups */
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
     return Py_UNICODE_ISALNUM(c) && !is_han(c);
 }
 
@@ -251,6 +253,32 @@ static int add_subwords(PyObject *extras, PyObject *subwords, PyObject *word)
     return 0;
 }
 
+/* The bigram strings made lately, by their two characters: a site's text repeats its
+ * bigrams, and taking one from here costs less than making it (a page has about two
+ * thousand). Direct-mapped, so it never holds more than GRAM_SLOTS strings. */
+#define GRAM_SLOTS (1 << 16)
+static struct {
+    uint64_t key;
+    PyObject *gram;
+} gram_cache[GRAM_SLOTS];
+
+static PyObject *bigram(PyObject *run, Py_ssize_t i)
+{
+    uint64_t a = PyUnicode_READ_CHAR(run, i), b = PyUnicode_READ_CHAR(run, i + 1);
+    uint64_t key = (a << 21 | b) + 1; /* + 1: no key is 0, the empty slot's */
+    size_t slot = (size_t)((a * 0x9E3779B1u) ^ b) & (GRAM_SLOTS - 1);
+    if (gram_cache[slot].key == key) {
+        Py_INCREF(gram_cache[slot].gram);
+        return gram_cache[slot].gram;
+    }
+    PyObject *gram = PyUnicode_Substring(run, i, i + 2);
+    if (gram == NULL)
+        return NULL;
+    Py_XSETREF(gram_cache[slot].gram, Py_NewRef(gram));
+    gram_cache[slot].key = key;
+    return gram;
+}
+
 /* add_han_grams in grams.py: a lone character is its own gram. */
 static int add_han_grams(PyObject *grams, PyObject *run)
 {
@@ -258,18 +286,31 @@ static int add_han_grams(PyObject *grams, PyObject *run)
     if (n == 1)
         return PyList_Append(grams, run);
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        if (append_new(grams, PyUnicode_Substring(run, i, i + 2)) < 0)
+        if (append_new(grams, bigram(run, i)) < 0)
             return -1;
     }
     return 0;
 }
 
 /* add_word_run and add_word_gram in words.py and grams.py. */
-static int add_word(PyObject *words, PyObject *extras, PyObject *grams, PyObject *run, int plain,
-                    PyObject *subwords)
+static int is_lower_ascii(PyObject *run)
 {
+    if (!PyUnicode_IS_ASCII(run))
+        return 0;
+    const Py_UCS1 *data = PyUnicode_1BYTE_DATA(run);
+    for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(run); i < n; i++) {
+        if (data[i] >= 'A' && data[i] <= 'Z')
+            return 0;
+    }
+    return 1;
+}
+
+static int add_word(PyObject *words, PyObject *extras, PyObject *grams, PyObject *run, PyObject *subwords)
+{
+    /* The word is the run case-folded; folded text has its ASCII letters lower-cased
+     * already, so the str method is called only for the rare run beyond ASCII. */
     PyObject *word;
-    if (plain) {
+    if (is_lower_ascii(run)) {
         word = run;
         Py_INCREF(word);
     } else if ((word = PyObject_CallMethod(run, "casefold", NULL)) == NULL) {
@@ -290,8 +331,7 @@ static int add_word(PyObject *words, PyObject *extras, PyObject *grams, PyObject
 static PyObject *assemble(PyObject *self, PyObject *args)
 {
     PyObject *runs, *cut, *subwords;
-    int plain;
-    if (!PyArg_ParseTuple(args, "O!O!pO", &PyList_Type, &runs, &PyList_Type, &cut, &plain, &subwords))
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &runs, &PyList_Type, &cut, &subwords))
         return NULL;
     PyObject *words = PyList_New(0), *extras = PyList_New(0), *grams = PyList_New(0);
     if (words == NULL || extras == NULL || grams == NULL)
@@ -304,7 +344,7 @@ static PyObject *assemble(PyObject *self, PyObject *args)
             goto fail;
         }
         if (!is_han(PyUnicode_READ_CHAR(run, 0))) {
-            if (add_word(words, extras, grams, run, plain, subwords) < 0)
+            if (add_word(words, extras, grams, run, subwords) < 0)
                 goto fail;
             continue;
         }

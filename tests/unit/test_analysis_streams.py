@@ -65,9 +65,9 @@ def test_c_streams_step_aside_when_rjiebas_words_do_not_add_up_to_the_runs() -> 
     assert native is not None
     runs, han = native.scan("安装软件 apt-get 中文")
     assert (runs, han) == (["安装软件", "apt-get", "中文"], "安装软件\n中文")
-    assert native.assemble(runs, ["安装", "软件", "\n", "中文"], True, _SUBWORDS) is not None
+    assert native.assemble(runs, ["安装", "软件", "\n", "中文"], _SUBWORDS) is not None
     for wrong in (["安装", "软件", "中文"], ["安装", "\n", "中文"], ["安装", "软件", "\n", "中文", "\n", "多"]):
-        assert native.assemble(runs, wrong, True, _SUBWORDS) is None
+        assert native.assemble(runs, wrong, _SUBWORDS) is None
 
 
 def test_a_sharp_s_run_at_the_token_limit_is_a_bigram_but_not_a_word() -> None:

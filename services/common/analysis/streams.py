@@ -39,9 +39,7 @@ def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
         return streams_in_python(text)
     runs, han = native.scan(text)
     cut = rjieba.cut(han, hmm=True) if han else []
-    # Folding has lower-cased every letter whose lower case keeps the length; when it
-    # left none that case-folds further (ß, ς, …), each word is its own case fold.
-    out = native.assemble(runs, cut, text.casefold() == text, _SUBWORDS)
+    out = native.assemble(runs, cut, _SUBWORDS)
     # None: rjieba's words did not add up to the runs (never seen): the Python walk
     # segments each run on its own then.
     return streams_in_python(text) if out is None else out
@@ -56,6 +54,8 @@ def streams_in_python(text: str) -> tuple[list[str], list[str], list[str]]:
     # same runs without two method calls a run.
     runs = RUNS.findall(text)
     cut = iter(han_words_of_runs([han for han, _ in runs if han]))
+    # Folding has lower-cased every letter whose lower case keeps the length; when it
+    # left none that case-folds further (ß, ς, …), each word is its own case fold.
     plain = text.casefold() == text
     add_word, add_gram = words.append, grams.append
     for han, word in runs:
