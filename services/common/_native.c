@@ -13,6 +13,8 @@
  * pairs(words) -> ["w0 w1", "w1 w2", ...]: the MinHash's shingles (minhash.py).
  * scan(text) -> (runs, han): the runs of RUNS in order, and the Han ones joined by
  *     newlines, for one call into rjieba.
+ * grams_of_runs(runs) -> the bigram stream alone, for a document read back from the
+ *     index (its bigram fields are not stored).
  * assemble(runs, cut, subwords) -> (words, extras, grams), or None when rjieba's
  *     output does not split into one list of words a Han run (never seen; the caller
  *     then takes the Python path). ``subwords`` is a mapping word -> tuple of
@@ -328,6 +330,36 @@ static int add_word(PyObject *words, PyObject *extras, PyObject *grams, PyObject
     return rc;
 }
 
+static PyObject *grams_of_runs(PyObject *self, PyObject *runs)
+{
+    if (!PyList_Check(runs)) {
+        PyErr_SetString(PyExc_TypeError, "grams_of_runs() wants scan()'s runs");
+        return NULL;
+    }
+    PyObject *grams = PyList_New(0);
+    if (grams == NULL)
+        return NULL;
+    for (Py_ssize_t r = 0, n = PyList_GET_SIZE(runs); r < n; r++) {
+        PyObject *run = PyList_GET_ITEM(runs, r);
+        if (!PyUnicode_Check(run) || PyUnicode_GET_LENGTH(run) == 0) {
+            PyErr_SetString(PyExc_TypeError, "runs must be the non-empty strs of scan()");
+            goto fail;
+        }
+        if (is_han(PyUnicode_READ_CHAR(run, 0))) {
+            if (add_han_grams(grams, run) < 0)
+                goto fail;
+        } else if (PyUnicode_GET_LENGTH(run) <= MAX_TOKEN_CHARS) { /* add_word_gram */
+            PyObject *word = is_lower_ascii(run) ? Py_NewRef(run) : PyObject_CallMethod(run, "casefold", NULL);
+            if (append_new(grams, word) < 0)
+                goto fail;
+        }
+    }
+    return grams;
+fail:
+    Py_DECREF(grams);
+    return NULL;
+}
+
 static PyObject *assemble(PyObject *self, PyObject *args)
 {
     PyObject *runs, *cut, *subwords;
@@ -397,6 +429,7 @@ static PyMethodDef methods[] = {
     {"fold_chars", fold_chars, METH_VARARGS, "(folded text, any traditional character) by fold.py's table."},
     {"pairs", pairs, METH_O, "The MinHash shingles of a list of words: each with the next, space-joined."},
     {"scan", scan, METH_O, "(runs, Han runs joined by newlines) of folded text."},
+    {"grams_of_runs", grams_of_runs, METH_O, "The bigram stream alone, from scan()'s runs."},
     {"assemble", assemble, METH_VARARGS, "(words, sub-words, bigrams) from scan()'s runs and rjieba's cut."},
     {NULL, NULL, 0, NULL},
 };

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.common.analysis import analyze, fold
-from services.common.analysis.grams import grams_of_folded
+from services.common.analysis.grams import grams_in_python, grams_of_folded
 from services.common.analysis.streams import _SUBWORDS, streams_in_python, streams_of_folded
 from services.common.analysis.words import han_words_of_runs, initialise, words_and_subwords_of_folded
 from services.common.native_code import native
@@ -34,9 +34,10 @@ _TEXT = st.lists(
 
 
 def _separately(text: str) -> tuple[list[str], list[str], list[str]]:
+    """The reference: the separate passes, in Python."""
     folded = fold(text)
     words, extras = words_and_subwords_of_folded(folded)
-    return words, extras, grams_of_folded(folded)
+    return words, extras, grams_in_python(folded)
 
 
 def test_a_mixed_sentence_gives_words_subwords_and_bigrams_together() -> None:
@@ -51,6 +52,7 @@ def test_a_mixed_sentence_gives_words_subwords_and_bigrams_together() -> None:
 def test_one_pass_equals_the_separate_passes(text: str) -> None:
     assert streams_of_folded(fold(text)) == _separately(text)
     assert streams_in_python(fold(text)) == _separately(text)
+    assert grams_of_folded(fold(text)) == _separately(text)[2]
     a = analyze(text)
     assert (a.words, a.subwords, a.grams) == _separately(text)
 

@@ -13,10 +13,20 @@ from __future__ import annotations
 
 from services.common.analysis.fold import fold
 from services.common.analysis.words import MAX_TOKEN_CHARS, RUNS
+from services.common.native_code import native
 
 
 def grams_of_folded(text: str) -> list[str]:
-    """The bigram stream of already folded text, in order."""
+    """The bigram stream of already folded text, in order (in C where it was built:
+    a document read back to be rewritten, or copied by ``tansuo force-merge``, has
+    its bigram fields built again)."""
+    if native is not None:
+        return native.grams_of_runs(native.scan(text)[0])
+    return grams_in_python(text)
+
+
+def grams_in_python(text: str) -> list[str]:
+    """``grams_of_folded`` without the C module."""
     out: list[str] = []
     for m in RUNS.finditer(text):
         if m.lastgroup == "han":
