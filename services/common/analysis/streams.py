@@ -8,11 +8,11 @@ Han runs are segmented by one call into rjieba (``han_words_of_runs``), so the
 streams are exactly those of ``words_and_subwords_of_folded`` and ``grams_of_folded``
 (tests/unit/test_analysis_streams.py checks it).
 
-That walk is done in C (``services/common/_native.c``) where the package was built with a compiler:
-finding the runs, splitting rjieba's output back into them and appending every word,
-sub-word and bigram was most of the time a document took to build beyond rjieba's own
-cut. Where it was not built, ``streams_in_python`` below does the same, slower; the
-tests run both and compare them.
+That walk is done in C (``services/common/_native.c``) where the package was built
+with a compiler: finding the runs, splitting rjieba's output back into them and
+appending every word, sub-word and bigram was most of the time a document took to
+build beyond rjieba's own cut. Where it was not built, ``streams_in_python`` below does
+the same, slower; the tests run both and compare them.
 """
 
 from __future__ import annotations
