@@ -40,6 +40,9 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+# setuptools says, as a warning, that an editable install of a package with a C module
+# imports it through a finder; nothing is wrong, and pip would print it on every install.
+export PYTHONWARNINGS=ignore::UserWarning:setuptools.command.editable_wheel
 if [ "$want" = test ]; then
   .venv/bin/python -m pip install -q -e '.[test,bench]'
   # Offline checkers of the deployment artifacts (tests/deploy).
