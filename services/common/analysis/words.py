@@ -202,7 +202,7 @@ def word_subwords(word: str) -> tuple[str, ...]:
 
 class SubwordTable(dict[str, tuple[str, ...]]):
     """word → its sub-words (``han_subwords`` of a Han word, ``word_subwords`` of a
-    joined Latin one), filled on first use: what the C streams (``_streams.c``) look a
+    joined Latin one), filled on first use: what the C streams (``_native.c``) look a
     word up in, without a Python call for a word met before. Cleared when full, so a
     crawl of many sites keeps only the words it met lately."""
 
