@@ -45,6 +45,16 @@ def test_the_image_is_built_in_two_stages_on_python_311_slim():
     assert any(w == "COPY" and a.startswith("--from=builder") for w, a in final_stage())
 
 
+def test_the_builder_compiles_the_c_module_and_the_final_stage_has_no_compiler():
+    steps = instructions()
+    builder = steps[: max(i for i, (word, _) in enumerate(steps) if word == "FROM")]
+    builder_runs = " ".join(a for w, a in builder if w == "RUN")
+    assert re.search(r"apt-get install [^&]*\bgcc\b", builder_runs), "services/common/_native.c needs a compiler"
+    assert "import services.common._native" in builder_runs, "a build without the module must fail"
+    assert any(w == "COPY" and "setup.py" in a for w, a in builder), "setup.py declares the module"
+    assert "gcc" not in " ".join(a for w, a in final_stage() if w == "RUN")
+
+
 def test_the_final_stage_runs_as_a_numeric_non_root_user():
     users = [a for w, a in final_stage() if w == "USER"]
     assert users, "the final stage sets USER"
