@@ -11,6 +11,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.common.native_code import native
+
 # The packages each benchmark's speed hangs on: the crawl (scrapy, twisted, lxml),
 # segmentation (rjieba), the index (tantivy) and the baseline index (SQLite, below).
 PACKAGES = ("tantivy", "rjieba", "scrapy", "twisted", "lxml", "scipy")
@@ -31,6 +33,8 @@ class Machine:
 def describe() -> Machine:
     packages = {name: _version(name) for name in PACKAGES}
     packages["sqlite"] = sqlite3.sqlite_version
+    # Building documents runs about twice as fast with Tansuo's C module as without it.
+    packages["Tansuo's C module"] = "built" if native is not None else "not built (Python twins)"
     return Machine(
         cpu=_cpu_model(),
         cores=os.cpu_count() or 0,
