@@ -294,7 +294,6 @@ static int add_han_grams(PyObject *grams, PyObject *run)
     return 0;
 }
 
-/* add_word_run and add_word_gram in words.py and grams.py. */
 static int is_lower_ascii(PyObject *run)
 {
     if (!PyUnicode_IS_ASCII(run))
@@ -307,17 +306,19 @@ static int is_lower_ascii(PyObject *run)
     return 1;
 }
 
+/* A non-Han run case-folded (a new reference). Folded text has its ASCII letters
+ * lower-cased already, so the str method is called only for the rare run beyond ASCII. */
+static PyObject *case_folded(PyObject *run)
+{
+    return is_lower_ascii(run) ? Py_NewRef(run) : PyObject_CallMethod(run, "casefold", NULL);
+}
+
+/* add_word_run and add_word_gram in words.py and grams.py. */
 static int add_word(PyObject *words, PyObject *extras, PyObject *grams, PyObject *run, PyObject *subwords)
 {
-    /* The word is the run case-folded; folded text has its ASCII letters lower-cased
-     * already, so the str method is called only for the rare run beyond ASCII. */
-    PyObject *word;
-    if (is_lower_ascii(run)) {
-        word = run;
-        Py_INCREF(word);
-    } else if ((word = PyObject_CallMethod(run, "casefold", NULL)) == NULL) {
+    PyObject *word = case_folded(run);
+    if (word == NULL)
         return -1;
-    }
     int rc = 0;
     if (PyUnicode_GET_LENGTH(word) <= MAX_TOKEN_CHARS) {
         rc = PyList_Append(words, word);
@@ -349,8 +350,7 @@ static PyObject *grams_of_runs(PyObject *self, PyObject *runs)
             if (add_han_grams(grams, run) < 0)
                 goto fail;
         } else if (PyUnicode_GET_LENGTH(run) <= MAX_TOKEN_CHARS) { /* add_word_gram */
-            PyObject *word = is_lower_ascii(run) ? Py_NewRef(run) : PyObject_CallMethod(run, "casefold", NULL);
-            if (append_new(grams, word) < 0)
+            if (append_new(grams, case_folded(run)) < 0)
                 goto fail;
         }
     }

@@ -209,7 +209,9 @@ class SubwordTable(dict[str, tuple[str, ...]]):
     def __missing__(self, word: str) -> tuple[str, ...]:
         if len(self) >= 1 << 16:
             self.clear()
-        subs = word_subwords(word) if "." in word or "-" in word or "_" in word else han_subwords(word)
+        # The rules themselves, not their lru_cached wrappers: this table is the cache.
+        joined = "." in word or "-" in word or "_" in word
+        subs = tuple(_word_subwords(word) if joined else _han_subwords(word, _freq()))
         self[word] = subs
         return subs
 
