@@ -2,7 +2,7 @@
 
 A change meant to make a page cheaper is measured here against the revision before
 it: ``services/`` of that revision is exported with ``git archive`` into a temporary
-directory, and each side runs in its own subprocess whose ``services`` package is
+directory (its C module compiled there), and each side runs in its own subprocess whose ``services`` package is
 either that copy or this checkout. Both sides use this checkout's ``bench/``.
 ``build`` and ``extract`` keep one process per side and run every batch of ten pages
 on both, back to back, alternating which goes first, so that the two sides share
@@ -35,6 +35,7 @@ import os
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -162,7 +163,21 @@ def export(rev: str, into: Path) -> Path:
     subprocess.run(["git", "-C", str(REPO), "archive", "-o", str(archive), rev, "services"], check=True)
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
+    _build_native(into)
     return into
+
+
+def _build_native(tree: Path) -> None:
+    """Compile the revision's C module where it has one, with the compiler and flags
+    Python was built with (what setup.py's build uses): an export holds the source
+    only, and the old side would otherwise run its slower Python twins."""
+    source = tree / "services" / "common" / "_native.c"
+    if not source.exists():
+        return
+    target = source.with_name("_native" + sysconfig.get_config_var("EXT_SUFFIX"))
+    flags = [*sysconfig.get_config_var("CC").split(), *sysconfig.get_config_var("CFLAGS").split(),
+             *sysconfig.get_config_var("CCSHARED").split(), "-shared"]
+    subprocess.run([*flags, f"-I{sysconfig.get_paths()['include']}", str(source), "-o", str(target)], check=True)
 
 
 class _Side:

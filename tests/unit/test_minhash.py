@@ -10,6 +10,8 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
+import rensa
+
 from services.common import minhash
 from services.common.native_code import native
 
@@ -88,8 +90,34 @@ def test_band_terms_keep_their_stored_form_and_a_caller_cannot_spoil_them() -> N
     assert minhash.bands(list(sig)) == minhash.bands(sig) and len(minhash.bands(sig)) == minhash.BANDS
 
 
-@given(st.lists(st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FFFF), min_size=1, max_size=6)))
-def test_the_c_shingles_are_the_python_ones(words: list[str]) -> None:
+def _signature_from_strings(words: list[str]) -> tuple[int, ...]:
+    """The path taken where the C module was not built: rensa hashing the pair strings."""
+    sketch = rensa.RMinHash(minhash.HASHES, minhash.SEED)
+    sketch.update(minhash.shingles(words))
+    return tuple(sketch.digest())
+
+
+# Words of 1 to 12 characters of up to four UTF-8 bytes: pairs from 3 to 97 bytes, so
+# every length branch of the hash and its 16-byte chunks are taken.
+_WORD = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FFFF, exclude_categories=("Cs",)),
+                min_size=1, max_size=12)
+
+
+@given(st.lists(_WORD))
+def test_the_c_pair_hashes_are_the_ones_rensa_gives_the_pair_strings(words: list[str]) -> None:
     assert native is not None
-    assert native.pairs(words) == list(map(" ".join, zip(words, words[1:])))
-    assert minhash.shingles(tuple(words)) == minhash.shingles(words)
+    hashes = list(memoryview(native.pair_hashes(words)).cast("Q"))
+    (expected,) = rensa.RMinHash.hash_token_sets([minhash.shingles(words)])
+    assert hashes == list(expected)
+
+
+@given(st.lists(_WORD, min_size=minhash.MIN_TOKENS, max_size=200) | st.just(TOKENS))
+def test_the_signature_from_c_hashes_is_the_one_from_pair_strings(words: list[str]) -> None:
+    assert minhash.signature(words) == _signature_from_strings(words)
+    assert minhash.signature(tuple(words)) == minhash.signature(words)
+
+
+def test_a_lone_surrogate_takes_the_string_path() -> None:
+    assert native is not None
+    assert native.pair_hashes(["词", "\ud800", "词"]) is None
+    assert native.pair_hashes([]) == native.pair_hashes(["词"]) == b""
