@@ -21,7 +21,7 @@ from typing import Any
 
 from services.common.analysis.stop_words import STOP_WORDS
 from services.common.model import PageEvent
-from services.common.analysis import analyze
+from services.common.analysis import analyze_as_text
 from services.common.analysis.words import segment, subwords
 
 # unicode61 would split "apt-get" and "c++" at the punctuation; the segmenter already
@@ -52,18 +52,18 @@ class Fts5Row:
 
 def segmented(event: PageEvent) -> Fts5Row:
     """The same words and sub-words build_document makes, by the same function
-    (``analyze``, which makes the bigrams in the same pass; FTS5 leaves them out)."""
-    title = analyze(event.title)
-    headings = analyze("\n".join(h for h in event.headings if h))
-    body = analyze(event.body)
+    (``analyze_as_text``, which makes the bigrams in the same pass; FTS5 leaves them out)."""
+    title = analyze_as_text(event.title)
+    headings = analyze_as_text("\n".join(h for h in event.headings if h))
+    body = analyze_as_text(event.body)
     return Fts5Row(
         rowid=rowid_of(event.url),
         url=event.url,
         title=event.title,
-        title_tokens=" ".join(title.words),
-        headings_tokens=" ".join(headings.words),
-        body_tokens=" ".join(body.words),
-        subword_tokens=" ".join(title.subwords + headings.subwords + body.subwords),
+        title_tokens=title.words,
+        headings_tokens=headings.words,
+        body_tokens=body.words,
+        subword_tokens=" ".join(text for text in (title.subwords, headings.subwords, body.subwords) if text),
     )
 
 

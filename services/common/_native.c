@@ -10,22 +10,24 @@
  * fold_chars(text, tables) -> (folded, traditional): the character table of
  *     analysis/fold.py (``_tables``) applied, and whether any character of ``text`` is
  *     one OpenCC would simplify (fold.py then converts those runs by phrase).
- * pair_hashes(words) -> bytes: rensa's token hash of each "w0 w1", "w1 w2", ... as
- *     native 64-bit integers, for the MinHash (minhash.py); None if a word holds a lone
- *     surrogate.
+ * pair_hashes(text) -> bytes: rensa's token hash of each "w0 w1", "w1 w2", ... of the
+ *     words of ``text`` (separated by single spaces) as native 64-bit integers, for the
+ *     MinHash (minhash.py); None if the text holds a lone surrogate.
  * scan(text) -> (runs, han): the runs of RUNS in order, and the Han ones joined by
  *     newlines, for one call into rjieba.
  * grams_of_runs(runs) -> the bigram stream alone, for a document read back from the
  *     index (its bigram fields are not stored).
- * assemble(runs, cut, subwords) -> (words, extras, grams), or None when rjieba's
- *     output does not split into one list of words a Han run (never seen; the caller
- *     then takes the Python path). ``subwords`` is a mapping word -> tuple of
+ * assemble(runs, cut, subwords, joined=False) -> (words, extras, grams), or None when
+ *     rjieba's output does not split into one list of words a Han run (never seen; the
+ *     caller then takes the Python path). Lists of str, or with ``joined`` each stream
+ *     as one str, its tokens separated by spaces: what an index field is given. ``subwords`` is a mapping word -> tuple of
  *     sub-words, asked only for a Han word longer than two characters or a Latin word
  *     with a joiner.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MAX_TOKEN_CHARS 64
 
@@ -88,6 +90,63 @@ static int append_new(PyObject *list, PyObject *item)
     return rc;
 }
 
+/* Where assemble puts a stream's tokens: a list of str, or one text with a space
+ * between tokens, as an index field takes them. The text saves the indexer a
+ * str.join of some 3,000 tokens a page (0.1 ms) and every bigram its str object. */
+typedef struct {
+    PyObject *list; /* NULL: text */
+    Py_UCS4 *text;
+    Py_ssize_t length, capacity, count;
+} Sink;
+
+static int sink_reserve(Sink *sink, Py_ssize_t more)
+{
+    if (sink->length + more <= sink->capacity)
+        return 0;
+    Py_ssize_t capacity = (sink->length + more) * 2 + 64;
+    Py_UCS4 *text = PyMem_Realloc(sink->text, (size_t)capacity * sizeof(Py_UCS4));
+    if (text == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sink->text = text;
+    sink->capacity = capacity;
+    return 0;
+}
+
+/* Room for a token of ``n`` characters, after a space unless it is the first. */
+static Py_UCS4 *sink_slot(Sink *sink, Py_ssize_t n)
+{
+    if (sink_reserve(sink, n + 1) < 0)
+        return NULL;
+    if (sink->count++ > 0)
+        sink->text[sink->length++] = ' ';
+    Py_UCS4 *slot = sink->text + sink->length;
+    sink->length += n;
+    return slot;
+}
+
+static int sink_add(Sink *sink, PyObject *token)
+{
+    if (sink->list != NULL)
+        return PyList_Append(sink->list, token);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    Py_UCS4 *slot = sink_slot(sink, n);
+    return slot == NULL || PyUnicode_AsUCS4(token, slot, n, 0) == NULL ? -1 : 0;
+}
+
+/* The list, or the text as a str; the sink is emptied either way. */
+static PyObject *sink_result(Sink *sink)
+{
+    PyObject *out = sink->list != NULL
+        ? Py_NewRef(sink->list)
+        : PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, sink->text, sink->length);
+    Py_CLEAR(sink->list);
+    PyMem_Free(sink->text);
+    sink->text = NULL;
+    return out;
+}
+
 static PyObject *fold_chars(PyObject *self, PyObject *args)
 {
     PyObject *text;
@@ -141,8 +200,8 @@ static PyObject *fold_chars(PyObject *self, PyObject *args)
 /* The MinHash's token hashes. rensa hashes each token's UTF-8 bytes with rustc-hash 2's
  * FxHasher (one write, then finish) before applying its permutations, and takes such
  * hashes directly too. Computing them here for each pair "w_i w_i+1" means no pair
- * string is ever made: the words are encoded once, one after another with a space
- * between, so every pair is a slice of that buffer. Making the pair strings was 0.1 ms
+ * string is ever made: in the words' text, space-separated as the index takes them,
+ * every pair is a slice of its UTF-8 bytes. Making the pair strings was 0.1 ms
  * of a demo page, rensa's own work on them a tenth of that. The tests check these
  * hashes against rensa.RMinHash.hash_token_sets. */
 #define FX_MULTIPLIER 0xf1357aea2e62a9c5ULL
@@ -194,80 +253,38 @@ static uint64_t token_hash(const unsigned char *p, size_t n)
     return h << 26 | h >> 38;
 }
 
-/* ``word`` as UTF-8 at ``out``; the bytes written, or -1 for a lone surrogate (which
- * rensa refuses: the caller takes the string path and its error). */
-static Py_ssize_t put_utf8(PyObject *word, unsigned char *out)
-{
-    int kind = PyUnicode_KIND(word);
-    const void *data = PyUnicode_DATA(word);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(word), at = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80) {
-            out[at++] = (unsigned char)c;
-        } else if (c < 0x800) {
-            out[at++] = (unsigned char)(0xC0 | c >> 6);
-            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF)
-                return -1;
-            out[at++] = (unsigned char)(0xE0 | c >> 12);
-            out[at++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
-            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
-        } else {
-            out[at++] = (unsigned char)(0xF0 | c >> 18);
-            out[at++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
-            out[at++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
-            out[at++] = (unsigned char)(0x80 | (c & 0x3F));
-        }
-    }
-    return at;
-}
-
 static PyObject *pair_hashes(PyObject *self, PyObject *arg)
 {
-    if (!PyList_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "pair_hashes() wants a list of str");
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "pair_hashes() wants the words as one space-separated str");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(arg), capacity = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *word = PyList_GET_ITEM(arg, i);
-        if (!PyUnicode_Check(word)) {
-            PyErr_SetString(PyExc_TypeError, "pair_hashes() wants a list of str");
-            return NULL;
-        }
-        capacity += PyUnicode_GET_LENGTH(word) * 4 + 1;
+    Py_ssize_t size;
+    const char *text = PyUnicode_AsUTF8AndSize(arg, &size);
+    if (text == NULL) { /* a lone surrogate, which rensa refuses too: the caller's string path says so */
+        PyErr_Clear();
+        Py_RETURN_NONE;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (n > 1 ? n - 1 : 0) * (Py_ssize_t)sizeof(uint64_t));
-    unsigned char *text = PyMem_Malloc(capacity > 0 ? (size_t)capacity : 1);
-    Py_ssize_t *starts = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
-    if (out == NULL || text == NULL || starts == NULL) {
-        int failed_in_bytes = out == NULL; /* then its error is set already */
-        Py_XDECREF(out);
-        PyMem_Free(text);
-        PyMem_Free(starts);
-        return failed_in_bytes ? NULL : PyErr_NoMemory();
-    }
-    Py_ssize_t at = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        starts[i] = at;
-        Py_ssize_t written = put_utf8(PyList_GET_ITEM(arg, i), text + at);
-        if (written < 0) {
-            Py_DECREF(out);
-            PyMem_Free(text);
-            PyMem_Free(starts);
-            Py_RETURN_NONE;
-        }
-        at += written;
-        text[at++] = ' ';
-    }
-    starts[n] = at; /* one past the last word's space */
+    Py_ssize_t spaces = 0;
+    for (const char *c = memchr(text, ' ', (size_t)size); c != NULL;
+         c = memchr(c + 1, ' ', (size_t)(size - (c + 1 - text))))
+        spaces++;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, spaces * (Py_ssize_t)sizeof(uint64_t));
+    if (out == NULL)
+        return NULL;
     uint64_t *hashes = (uint64_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t i = 0; i + 1 < n; i++) /* "w_i w_i+1": up to w_i+2's start, less its space */
-        hashes[i] = token_hash(text + starts[i], (size_t)(starts[i + 2] - 1 - starts[i]));
-    PyMem_Free(text);
-    PyMem_Free(starts);
+    /* Pair k runs from word k's start to the space after word k + 1, or the end. */
+    const unsigned char *bytes = (const unsigned char *)text;
+    Py_ssize_t start = 0, middle = -1, k = 0;
+    for (Py_ssize_t i = 0; i <= size; i++) {
+        if (i < size && bytes[i] != ' ')
+            continue;
+        if (middle >= 0) {
+            hashes[k++] = token_hash(bytes + start, (size_t)(i - start));
+            start = middle + 1;
+        }
+        middle = i;
+    }
     return out;
 }
 
@@ -337,7 +354,7 @@ static int has_joiner(PyObject *word)
 }
 
 /* Extend ``extras`` by subwords[word]. */
-static int add_subwords(PyObject *extras, PyObject *subwords, PyObject *word)
+static int add_subwords(Sink *extras, PyObject *subwords, PyObject *word)
 {
     PyObject *found = PyObject_GetItem(subwords, word);
     if (found == NULL)
@@ -349,7 +366,7 @@ static int add_subwords(PyObject *extras, PyObject *subwords, PyObject *word)
     Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t k = 0; k < m; k++) {
-        if (PyList_Append(extras, items[k]) < 0) {
+        if (sink_add(extras, items[k]) < 0) {
             Py_DECREF(seq);
             return -1;
         }
@@ -385,14 +402,22 @@ static PyObject *bigram(PyObject *run, Py_ssize_t i)
 }
 
 /* add_han_grams in grams.py: a lone character is its own gram. */
-static int add_han_grams(PyObject *grams, PyObject *run)
+static int add_han_grams(Sink *grams, PyObject *run)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(run);
     if (n == 1)
-        return PyList_Append(grams, run);
+        return sink_add(grams, run);
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        if (append_new(grams, bigram(run, i)) < 0)
+        if (grams->list != NULL) {
+            if (append_new(grams->list, bigram(run, i)) < 0)
+                return -1;
+            continue;
+        }
+        Py_UCS4 *slot = sink_slot(grams, 2);
+        if (slot == NULL)
             return -1;
+        slot[0] = PyUnicode_READ_CHAR(run, i);
+        slot[1] = PyUnicode_READ_CHAR(run, i + 1);
     }
     return 0;
 }
@@ -417,19 +442,19 @@ static PyObject *case_folded(PyObject *run)
 }
 
 /* add_word_run and add_word_gram in words.py and grams.py. */
-static int add_word(PyObject *words, PyObject *extras, PyObject *grams, PyObject *run, PyObject *subwords)
+static int add_word(Sink *words, Sink *extras, Sink *grams, PyObject *run, PyObject *subwords)
 {
     PyObject *word = case_folded(run);
     if (word == NULL)
         return -1;
     int rc = 0;
     if (PyUnicode_GET_LENGTH(word) <= MAX_TOKEN_CHARS) {
-        rc = PyList_Append(words, word);
+        rc = sink_add(words, word);
         if (rc == 0 && has_joiner(word))
             rc = add_subwords(extras, subwords, word);
     }
     if (rc == 0 && PyUnicode_GET_LENGTH(run) <= MAX_TOKEN_CHARS)
-        rc = PyList_Append(grams, word); /* the gram is the run case-folded: the same word */
+        rc = sink_add(grams, word); /* the gram is the run case-folded: the same word */
     Py_DECREF(word);
     return rc;
 }
@@ -443,6 +468,7 @@ static PyObject *grams_of_runs(PyObject *self, PyObject *runs)
     PyObject *grams = PyList_New(0);
     if (grams == NULL)
         return NULL;
+    Sink sink = {.list = grams};
     for (Py_ssize_t r = 0, n = PyList_GET_SIZE(runs); r < n; r++) {
         PyObject *run = PyList_GET_ITEM(runs, r);
         if (!PyUnicode_Check(run) || PyUnicode_GET_LENGTH(run) == 0) {
@@ -450,7 +476,7 @@ static PyObject *grams_of_runs(PyObject *self, PyObject *runs)
             goto fail;
         }
         if (is_han(PyUnicode_READ_CHAR(run, 0))) {
-            if (add_han_grams(grams, run) < 0)
+            if (add_han_grams(&sink, run) < 0)
                 goto fail;
         } else if (PyUnicode_GET_LENGTH(run) <= MAX_TOKEN_CHARS) { /* add_word_gram */
             if (append_new(grams, case_folded(run)) < 0)
@@ -463,14 +489,27 @@ fail:
     return NULL;
 }
 
+static void sinks_clear(Sink sinks[3])
+{
+    for (int k = 0; k < 3; k++) {
+        Py_CLEAR(sinks[k].list);
+        PyMem_Free(sinks[k].text);
+        sinks[k].text = NULL;
+    }
+}
+
 static PyObject *assemble(PyObject *self, PyObject *args)
 {
     PyObject *runs, *cut, *subwords;
-    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &runs, &PyList_Type, &cut, &subwords))
+    int joined = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &runs, &PyList_Type, &cut, &subwords, &joined))
         return NULL;
-    PyObject *words = PyList_New(0), *extras = PyList_New(0), *grams = PyList_New(0);
-    if (words == NULL || extras == NULL || grams == NULL)
-        goto fail;
+    Sink sinks[3] = {{0}, {0}, {0}}; /* words, extras, grams */
+    Sink *words = &sinks[0], *extras = &sinks[1], *grams = &sinks[2];
+    for (int k = 0; k < 3 && !joined; k++) {
+        if ((sinks[k].list = PyList_New(0)) == NULL)
+            goto fail;
+    }
     Py_ssize_t nruns = PyList_GET_SIZE(runs), ncut = PyList_GET_SIZE(cut), at = 0;
     for (Py_ssize_t r = 0; r < nruns; r++) {
         PyObject *run = PyList_GET_ITEM(runs, r);
@@ -498,7 +537,7 @@ static PyObject *assemble(PyObject *self, PyObject *args)
             }
             taken += len;
             if (len <= MAX_TOKEN_CHARS) {
-                if (PyList_Append(words, w) < 0)
+                if (sink_add(words, w) < 0)
                     goto fail;
                 if (len > 2 && add_subwords(extras, subwords, w) < 0)
                     goto fail;
@@ -511,29 +550,31 @@ static PyObject *assemble(PyObject *self, PyObject *args)
     }
     if (at != ncut)
         goto mismatch;
-    PyObject *out = PyTuple_Pack(3, words, extras, grams);
-    Py_DECREF(words);
-    Py_DECREF(extras);
-    Py_DECREF(grams);
-    return out;
+    PyObject *out[3];
+    for (int k = 0; k < 3; k++)
+        out[k] = sink_result(&sinks[k]);
+    if (out[0] == NULL || out[1] == NULL || out[2] == NULL) {
+        Py_XDECREF(out[0]);
+        Py_XDECREF(out[1]);
+        Py_XDECREF(out[2]);
+        return NULL;
+    }
+    return Py_BuildValue("(NNN)", out[0], out[1], out[2]);
 mismatch:
-    Py_DECREF(words);
-    Py_DECREF(extras);
-    Py_DECREF(grams);
+    sinks_clear(sinks);
     Py_RETURN_NONE;
 fail:
-    Py_XDECREF(words);
-    Py_XDECREF(extras);
-    Py_XDECREF(grams);
+    sinks_clear(sinks);
     return NULL;
 }
 
 static PyMethodDef methods[] = {
     {"fold_chars", fold_chars, METH_VARARGS, "(folded text, any traditional character) by fold.py's table."},
-    {"pair_hashes", pair_hashes, METH_O, "rensa's token hashes of each word with the next, space-joined."},
+    {"pair_hashes", pair_hashes, METH_O, "rensa's token hashes of each word pair of a space-separated text."},
     {"scan", scan, METH_O, "(runs, Han runs joined by newlines) of folded text."},
     {"grams_of_runs", grams_of_runs, METH_O, "The bigram stream alone, from scan()'s runs."},
-    {"assemble", assemble, METH_VARARGS, "(words, sub-words, bigrams) from scan()'s runs and rjieba's cut."},
+    {"assemble", assemble, METH_VARARGS,
+     "(words, sub-words, bigrams) from scan()'s runs and rjieba's cut: lists, or space-joined strs if joined."},
     {NULL, NULL, 0, NULL},
 };
 

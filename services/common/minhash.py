@@ -44,15 +44,17 @@ MIN_TOKENS = 50  # fewer words make a signature too many unrelated short pages s
 SEED = 0x7A5_0F
 
 
-def signature(tokens: Sequence[str]) -> tuple[int, ...]:
+def signature(tokens: Sequence[str] | str) -> tuple[int, ...]:
     """64 MinHash values of the page's word pairs; () when the page is too short.
 
-    A token never holds a space (``services/common/analysis``), so "a b" names one pair.
+    ``tokens``: the words, or their text with single spaces between (an index field's
+    form). A token never holds a space (``services/common/analysis``), so "a b" names
+    one pair.
     """
-    if len(tokens) < MIN_TOKENS:
+    text = tokens if isinstance(tokens, str) else " ".join(tokens)
+    if (text.count(" ") + 1 if text else 0) < MIN_TOKENS:
         return ()
-    words = tokens if isinstance(tokens, list) else list(tokens)
-    hashes = native.pair_hashes(words) if native is not None else None
+    hashes = native.pair_hashes(text) if native is not None else None
     if hashes is not None:
         # The same values as below: these are the hashes rensa gives the pair strings.
         rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
@@ -60,7 +62,7 @@ def signature(tokens: Sequence[str]) -> tuple[int, ...]:
         )
         return tuple(rows.to_rows()[0])
     sketch = rensa.RMinHash(HASHES, SEED)
-    sketch.update(shingles(words))
+    sketch.update(shingles(text.split(" ")))
     return tuple(sketch.digest())
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.common.document_url import document_url, site_of
 from services.common.model import IndexDoc, PageEvent
-from services.common.analysis import analyze
+from services.common.analysis import analyze_as_text
 from services.common.minhash import signature
 
 
@@ -23,8 +23,8 @@ def build_document(event: PageEvent) -> IndexDoc:
     url = doc_url(event)
     headings = "\n".join(h for h in event.headings if h)
     # A page of links is indexed by its own text; its display body keeps the links.
-    title, heads = analyze(event.title), analyze(headings)
-    body = analyze(event.own_text if event.link_page else event.body)
+    title, heads = analyze_as_text(event.title), analyze_as_text(headings)
+    body = analyze_as_text(event.own_text if event.link_page else event.body)
     return IndexDoc(
         url=url,
         site=site_of(url),
@@ -32,12 +32,17 @@ def build_document(event: PageEvent) -> IndexDoc:
         headings=headings,
         body=event.body,
         content_hash=event.content_hash,
-        title_tokens=" ".join(title.words),
-        headings_tokens=" ".join(heads.words),
-        body_tokens=" ".join(body.words),
-        subword_tokens=" ".join(title.subwords + heads.subwords + body.subwords),
-        title_grams=" ".join(title.grams),
-        body_grams=" ".join(heads.grams + body.grams),
+        title_tokens=title.words,
+        headings_tokens=heads.words,
+        body_tokens=body.words,
+        subword_tokens=_joined(title.subwords, heads.subwords, body.subwords),
+        title_grams=title.grams,
+        body_grams=_joined(heads.grams, body.grams),
         fetched_at=event.fetched_at,
         minhash=signature(body.words),
     )
+
+
+def _joined(*texts: str) -> str:
+    """Space-separated token texts as one, as joining their token lists would make it."""
+    return " ".join(text for text in texts if text)

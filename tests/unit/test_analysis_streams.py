@@ -7,9 +7,14 @@ import rjieba
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.common.analysis import analyze, fold
+from services.common.analysis import analyze, analyze_as_text, fold
 from services.common.analysis.grams import grams_in_python, grams_of_folded
-from services.common.analysis.streams import _SUBWORDS, streams_in_python, streams_of_folded
+from services.common.analysis.streams import (
+    _SUBWORDS,
+    joined_streams_of_folded,
+    streams_in_python,
+    streams_of_folded,
+)
 from services.common.analysis.words import han_words_of_runs, initialise, words_and_subwords_of_folded
 from services.common.native_code import native
 
@@ -55,6 +60,10 @@ def test_one_pass_equals_the_separate_passes(text: str) -> None:
     assert grams_of_folded(fold(text)) == _separately(text)[2]
     a = analyze(text)
     assert (a.words, a.subwords, a.grams) == _separately(text)
+    joined = tuple(" ".join(stream) for stream in _separately(text))
+    assert joined_streams_of_folded(fold(text)) == joined
+    t = analyze_as_text(text)
+    assert (t.words, t.subwords, t.grams) == joined
 
 
 def test_the_c_module_is_built_where_the_tests_are_installed() -> None:
@@ -68,8 +77,19 @@ def test_c_streams_step_aside_when_rjiebas_words_do_not_add_up_to_the_runs() -> 
     runs, han = native.scan("安装软件 apt-get 中文")
     assert (runs, han) == (["安装软件", "apt-get", "中文"], "安装软件\n中文")
     assert native.assemble(runs, ["安装", "软件", "\n", "中文"], _SUBWORDS) is not None
+    assert native.assemble(runs, ["安装", "软件", "\n", "中文"], _SUBWORDS, True) is not None
     for wrong in (["安装", "软件", "中文"], ["安装", "\n", "中文"], ["安装", "软件", "\n", "中文", "\n", "多"]):
         assert native.assemble(runs, wrong, _SUBWORDS) is None
+        assert native.assemble(runs, wrong, _SUBWORDS, True) is None
+
+
+def test_c_streams_as_text_are_the_lists_joined() -> None:
+    assert native is not None
+    runs, han = native.scan(fold("用 apt-get 安装中华人民共和国软件 Straße 中"))
+    cut = rjieba.cut(han, hmm=True)
+    lists = native.assemble(runs, cut, _SUBWORDS)
+    assert native.assemble(runs, cut, _SUBWORDS, True) == tuple(" ".join(stream) for stream in lists)
+    assert native.assemble([], [], _SUBWORDS, True) == ("", "", "")
 
 
 def test_a_sharp_s_run_at_the_token_limit_is_a_bigram_but_not_a_word() -> None:

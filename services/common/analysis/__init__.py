@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from services.common.analysis.fold import fold
 from services.common.analysis.grams import grams
-from services.common.analysis.streams import streams_of_folded
+from services.common.analysis.streams import joined_streams_of_folded, streams_of_folded
 from services.common.analysis.words import (
     MAX_TOKEN_CHARS,
     initialise,
@@ -27,7 +27,9 @@ from services.common.analysis.words import (
 __all__ = [
     "MAX_TOKEN_CHARS",
     "Analysis",
+    "TokenText",
     "analyze",
+    "analyze_as_text",
     "document_grams",
     "fold",
     "grams",
@@ -59,3 +61,19 @@ def analyze(text: str) -> Analysis:
     initialise()
     words, extras, bigrams = streams_of_folded(fold(text))
     return Analysis(words, extras, bigrams)
+
+
+@dataclass(frozen=True)
+class TokenText:
+    """The token streams of one text, each as its tokens separated by single spaces
+    (a token never holds one): the form the index's fields are given."""
+
+    words: str
+    subwords: str
+    grams: str
+
+
+def analyze_as_text(text: str) -> TokenText:
+    """``analyze`` with each stream as text: the indexer's form, made without a list."""
+    initialise()
+    return TokenText(*joined_streams_of_folded(fold(text)))

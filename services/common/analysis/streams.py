@@ -45,6 +45,20 @@ def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
     return streams_in_python(text) if out is None else out
 
 
+def joined_streams_of_folded(text: str) -> tuple[str, str, str]:
+    """The same three streams, each as one str with its tokens separated by spaces:
+    what the index's fields take. In C the tokens go straight into that text, which
+    saves joining some 3,000 tokens a page and making each bigram a str."""
+    if native is not None:
+        runs, han = native.scan(text)
+        cut = rjieba.cut(han, hmm=True) if han else []
+        out = native.assemble(runs, cut, _SUBWORDS, True)
+        if out is not None:
+            return out
+    words, extras, grams = streams_in_python(text)
+    return " ".join(words), " ".join(extras), " ".join(grams)
+
+
 def streams_in_python(text: str) -> tuple[list[str], list[str], list[str]]:
     """``streams_of_folded`` without the C module."""
     words: list[str] = []
