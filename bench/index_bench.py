@@ -6,8 +6,11 @@ batches of ``indexer_batch_size``, as the indexer service does. Tansuo's time al
 includes waiting for tantivy's background segment merges when the index is closed,
 because FTS5 does its merging inside the inserts.
 
-Each round also times the floor issue 12 measures ``build_document`` against: rjieba
-alone cutting the same texts (title, headings, body) in one call each, nothing else.
+Each round also times the floors issue 12's targets rest on: rjieba alone cutting the
+same texts (title, headings, body) in one call each, nothing else, which
+``build_document`` is measured against; and tantivy alone writing the same documents,
+built and converted beforehand, untimed. Together they are the least CPU a document
+can cost with this segmenter and this index, whatever Tansuo's own code does.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import rjieba
+import tantivy
 
 from bench.fts5_baseline import Fts5Index, segmented
+# The adapter's own schema and conversion, so that the floor writes what the index writes.
+from services.common.adapters.search_index_tantivy import _WRITER_HEAP_BYTES, _WRITER_THREADS, _schema, _to_tantivy
 from services.common.bootstrap import build_search_index
 from services.common.model import PageEvent
 from services.common.settings import Settings
@@ -53,6 +59,7 @@ class IndexComparison:
     tansuo_data_dir: Path  # data dir holding the last run's index, for the search benchmark
     fts5_path: Path
     floor_s: list[float] = field(default_factory=list)  # rjieba alone on the same texts, a round each
+    tantivy_floor_s: list[float] = field(default_factory=list)  # CPU of tantivy alone writing them, a round each
 
     @staticmethod
     def median(runs: Sequence[IndexRun], metric: Callable[[IndexRun], float]) -> float:
@@ -78,6 +85,27 @@ def segment_floor(pages: Sequence[PageEvent]) -> float:
         rjieba.cut(headings, hmm=True)
         rjieba.cut(body, hmm=True)
     return time.perf_counter() - started
+
+
+def tantivy_floor(pages: Sequence[PageEvent], workdir: Path) -> float:
+    """CPU seconds tantivy alone takes to write and commit the pages' documents, in the
+    indexer's batches, with the index's schema and writer settings; the documents are
+    built and converted first, untimed."""
+    docs = [_to_tantivy(build_document(event)) for event in pages]
+    path = workdir / "tantivy-floor"
+    path.mkdir()
+    writer = tantivy.Index(_schema(), path=str(path)).writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
+    batch = Settings(data_dir=workdir).indexer_batch_size
+    cpu = time.process_time()
+    for n, doc in enumerate(docs, 1):
+        writer.add_document(doc)
+        if n % batch == 0:
+            writer.commit()
+    writer.commit()
+    writer.wait_merging_threads()
+    spent = time.process_time() - cpu
+    shutil.rmtree(path)
+    return spent
 
 
 def index_tansuo(pages: Sequence[PageEvent], data_dir: Path) -> IndexRun:
@@ -128,6 +156,7 @@ def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
     tansuo: list[IndexRun] = []
     fts5: list[IndexRun] = []
     floor: list[float] = []
+    tantivy_alone: list[float] = []
     tansuo_dir = fts5_path = workdir
     for n in range(rounds):
         if tansuo_dir != workdir:
@@ -140,8 +169,9 @@ def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
             job()
             if name == "tansuo":
                 floor.append(segment_floor(pages))  # right after, so that both see the same machine
+                tantivy_alone.append(tantivy_floor(pages, workdir))
             run = (tansuo if name == "tansuo" else fts5)[-1]
             if run.docs != len(pages):
                 raise RuntimeError(f"{name} index holds {run.docs} documents, expected {len(pages)}")
             log(f"  index, {name}: {run.docs} docs in {run.total_s:.1f} s ({run.docs_per_s:.0f} docs/s)")
-    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path, floor)
+    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path, floor, tantivy_alone)
