@@ -314,7 +314,7 @@ def render_index(c: IndexComparison) -> str:
         + _table(("Indexer", "Docs", "Total", "Building documents", "Writing", "Commit + close", "Docs/s",
                   "Docs/s, engine only"), rows)
         + f"\nRatio, docs/s: **{c.ratio:.2f}** in all, {engine_ratio:.2f} for the engines alone. Analysis is "
-        "the same code on both sides (`analyze`: folding, words, sub-words and bigrams in one pass), so the "
+        "the same code on both sides (`analyze_as_text`: folding, words, sub-words and bigrams in one pass), so the "
         f"difference in *Building documents* ({build_t:.2f} s against {build_b:.2f} s, {extra_ms:+.2f} ms a "
         "document) is what `build_document` does besides: the MinHash near-duplicate signature (rensa's) and "
         "the bigram fields' text, which FTS5 does not index. The "
