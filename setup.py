@@ -2,8 +2,8 @@
 document, in C (services/common/_native.c). Everything else is in pyproject.toml.
 
 ``optional=True``: where no C compiler is found the install still succeeds, and the
-same folding, streams and shingles come from Python: building a document takes 1.56
-instead of 0.62 ms of CPU on the demo pages (docs/benchmarks.md, section 1b).
+same folding, streams and MinHash pair hashes come from Python, more than twice as
+slowly (docs/benchmarks.md, section 1b's seventh and eighth rounds).
 """
 
 from setuptools import Extension, setup
