@@ -35,13 +35,9 @@ _SUBWORDS = SubwordTable()
 
 def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
     """(words, sub-words, bigrams) of already folded ``text``."""
-    if native is None:
-        return streams_in_python(text)
-    runs, han = native.scan(text)
-    cut = rjieba.cut(han, hmm=True) if han else []
-    out = native.assemble(runs, cut, _SUBWORDS)
-    # None: rjieba's words did not add up to the runs (never seen): the Python walk
-    # segments each run on its own then.
+    out = _assembled(text, joined=False)
+    # None: no C module, or rjieba's words did not add up to the runs (never seen): the
+    # Python walk segments each run on its own then.
     return streams_in_python(text) if out is None else out
 
 
@@ -49,14 +45,21 @@ def joined_streams_of_folded(text: str) -> tuple[str, str, str]:
     """The same three streams, each as one str with its tokens separated by spaces:
     what the index's fields take. In C the tokens go straight into that text, which
     saves joining some 3,000 tokens a page and making each bigram a str."""
-    if native is not None:
-        runs, han = native.scan(text)
-        cut = rjieba.cut(han, hmm=True) if han else []
-        out = native.assemble(runs, cut, _SUBWORDS, True)
-        if out is not None:
-            return out
+    out = _assembled(text, joined=True)
+    if out is not None:
+        return out
     words, extras, grams = streams_in_python(text)
     return " ".join(words), " ".join(extras), " ".join(grams)
+
+
+def _assembled(text: str, joined: bool) -> tuple | None:
+    """The streams from the C module: its runs, rjieba's one cut of their Han text,
+    and ``assemble``; None where the module was not built or the cut did not fit."""
+    if native is None:
+        return None
+    runs, han = native.scan(text)
+    cut = rjieba.cut(han, hmm=True) if han else []
+    return native.assemble(runs, cut, _SUBWORDS, joined)
 
 
 def streams_in_python(text: str) -> tuple[list[str], list[str], list[str]]:
