@@ -103,7 +103,7 @@ from services.common.adapters.frontier_redis_layout import (
     url_rest,
 )
 from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, ping, translate_errors
-from services.common.adapters.redis_slots import Call, run_calls
+from services.common.adapters.redis_slots import Call, load_scripts, run_calls, script_call
 from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
 from services.common.url_canonical import host_of
 
@@ -194,6 +194,7 @@ class RedisFrontierState:
         self._where = where
         self._scripts = {name: client.register_script(getattr(lua, name)) for name in _SCRIPTS}
         self._layout = self._open_layout(shards)
+        self._load_scripts()
 
     @classmethod
     def from_url(cls, url: str, shards: int = DEFAULT_SHARDS) -> RedisFrontierState:
@@ -201,6 +202,10 @@ class RedisFrontierState:
         one keeps its own."""
         target = connect(url)
         return cls(target.client, target.prefix, target.where, shards)
+
+    @translate_errors
+    def _load_scripts(self) -> None:
+        load_scripts(self._r, self._scripts.values())
 
     @translate_errors
     def _open_layout(self, shards: int) -> Layout:
@@ -230,8 +235,7 @@ class RedisFrontierState:
     def _call(self, script: str, shard: Shard, hosts: Sequence[str], *args: Any) -> Call:
         keys = shard.keys + [key for h in hosts for key in shard.host_keys(h)]
         argv = [len(hosts), *hosts, *map(_arg, args)]
-        run = self._scripts[script]
-        return keys[0], lambda client: run(keys=keys, args=argv, client=client)
+        return keys[0], script_call(self._scripts[script], keys, argv)
 
     def _run(self, script: str, host: str, *args: Any) -> Any:
         """A script about one host, on its shard."""

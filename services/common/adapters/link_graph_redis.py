@@ -33,7 +33,7 @@ from redis.cluster import RedisCluster
 
 from services.common.adapters.link_graph_views import LinkGraphViews
 from services.common.adapters.redis_connection import DEFAULT_PREFIX, connect, ping, translate_errors
-from services.common.adapters.redis_slots import run_calls
+from services.common.adapters.redis_slots import load_scripts, run_calls, script_call
 from services.common.link_ids import ID, AnchorChunk, EdgeChunk, anchor_chunk, distinct_links, edge_chunk
 
 _CHUNK = 5000  # pages per HSCAN step, ids per HMGET
@@ -158,9 +158,14 @@ class RedisLinkGraph(LinkGraphViews):
         self._set_outlinks = client.register_script(_SET_OUTLINKS)
         self._scan_packed = client.register_script(_SCAN_PACKED)
         self._get_packed = client.register_script(_GET_PACKED)
+        self._load_scripts()
         if not isinstance(client, RedisCluster):  # no Tansuo wrote a graph to a cluster before the tag
             self._add_hash_tag(prefix)
         self._convert_legacy()
+
+    @translate_errors
+    def _load_scripts(self) -> None:
+        load_scripts(self._r, [self._set_outlinks])  # the one sent in pipelines
 
     @classmethod
     def from_url(cls, url: str) -> "RedisLinkGraph":
@@ -179,7 +184,7 @@ class RedisLinkGraph(LinkGraphViews):
         changed: list[bool] = []
         for start in range(0, len(pages), _PIPELINE):
             calls = [
-                (self._keys[0], lambda c, a=self._args(source, links): self._set_outlinks(keys=self._keys, args=a, client=c))
+                (self._keys[0], script_call(self._set_outlinks, self._keys, self._args(source, links)))
                 for source, links in pages[start : start + _PIPELINE]
             ]
             changed += [reply == 1 for reply in run_calls(self._r, calls)]
