@@ -21,7 +21,7 @@ from typing import Any
 
 from services.common.analysis.stop_words import STOP_WORDS
 from services.common.model import PageEvent
-from services.common.analysis import analyze_as_text
+from services.common.analysis import analyze_as_text, concat_token_texts
 from services.common.analysis.words import segment, subwords
 
 # unicode61 would split "apt-get" and "c++" at the punctuation; the segmenter already
@@ -63,7 +63,7 @@ def segmented(event: PageEvent) -> Fts5Row:
         title_tokens=title.words,
         headings_tokens=headings.words,
         body_tokens=body.words,
-        subword_tokens=" ".join(text for text in (title.subwords, headings.subwords, body.subwords) if text),
+        subword_tokens=concat_token_texts(title.subwords, headings.subwords, body.subwords),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.common.document_url import document_url, site_of
 from services.common.model import IndexDoc, PageEvent
-from services.common.analysis import analyze_as_text
+from services.common.analysis import analyze_as_text, concat_token_texts
 from services.common.minhash import signature
 
 
@@ -35,14 +35,9 @@ def build_document(event: PageEvent) -> IndexDoc:
         title_tokens=title.words,
         headings_tokens=heads.words,
         body_tokens=body.words,
-        subword_tokens=_joined(title.subwords, heads.subwords, body.subwords),
+        subword_tokens=concat_token_texts(title.subwords, heads.subwords, body.subwords),
         title_grams=title.grams,
-        body_grams=_joined(heads.grams, body.grams),
+        body_grams=concat_token_texts(heads.grams, body.grams),
         fetched_at=event.fetched_at,
         minhash=signature(body.words),
     )
-
-
-def _joined(*texts: str) -> str:
-    """Space-separated token texts as one, as joining their token lists would make it."""
-    return " ".join(text for text in texts if text)

@@ -71,7 +71,7 @@ def run_calls(client: redis.Redis | RedisCluster, calls: Sequence[Call]) -> list
         groups.setdefault(node.name, []).append(n)
         nodes[node.name] = node
     replies: list[Any] = [None] * len(calls)
-    moved: list[int] = []
+    again: list[int] = []  # refused unrun: MOVED or ASK, or NOSCRIPT
     for name, members in groups.items():
         pipe = client.get_redis_connection(nodes[name]).pipeline(transaction=False)
         for n in members:
@@ -80,11 +80,11 @@ def run_calls(client: redis.Redis | RedisCluster, calls: Sequence[Call]) -> list
             if isinstance(reply, NoScriptError) or (
                 isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith(("MOVED", "ASK"))
             ):
-                moved.append(n)
+                again.append(n)
             replies[n] = reply
-    if any(not isinstance(replies[n], NoScriptError) for n in moved):
+    if any(not isinstance(replies[n], NoScriptError) for n in again):
         client.nodes_manager.initialize()
-    for n in moved:
+    for n in again:
         replies[n] = calls[n][1](client)
     return _raise_first(replies)
 

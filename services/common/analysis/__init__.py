@@ -30,6 +30,7 @@ __all__ = [
     "TokenText",
     "analyze",
     "analyze_as_text",
+    "concat_token_texts",
     "document_grams",
     "fold",
     "grams",
@@ -77,3 +78,9 @@ def analyze_as_text(text: str) -> TokenText:
     """``analyze`` with each stream as text: the indexer's form, made without a list."""
     initialise()
     return TokenText(*joined_streams_of_folded(fold(text)))
+
+
+def concat_token_texts(*texts: str) -> str:
+    """Several ``TokenText`` fields as one stream, as concatenating their token lists
+    and joining would make it: an empty one adds no space."""
+    return " ".join(text for text in texts if text)
