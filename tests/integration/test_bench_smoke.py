@@ -117,3 +117,20 @@ def test_a_full_rewrite_keeps_the_crawl_profile_below_the_crawl_section(tmp_path
     text = out.read_text(encoding="utf-8")
     assert text.count(crawl_profile.START) == 1 and "old results" not in text
     assert text.index("### 1. Crawl") < text.index("### 1b.") < text.index("### 2. Indexing")
+
+
+def test_commit_cost_reports_each_commit_size_and_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import commit_cost
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for name, html in PAGES.items():
+        (site / name).write_text(f"<!DOCTYPE html><meta charset=utf-8>{html}<p>软件包管理{name}</p>", encoding="utf-8")
+    args = ["--site", str(site), "--copies", "2", "--rounds", "1", "--sizes", "2,100", "--rate", "200",
+            "--intervals", "0.05"]  # fmt: skip
+    assert commit_cost.main(args) == 0
+    out = capsys.readouterr().out
+    assert "10 pages of `site`" in out
+    assert "| 2 | **" in out and out.split("| 2 | **")[1].split("\n")[0].endswith("| 5 |")  # five commits, unmerged
+    assert "| 100 | **" in out and out.split("| 100 | **")[1].split("\n")[0].endswith("| 1 |")
+    assert "| 0.05 | **" in out
