@@ -133,9 +133,11 @@ class Settings(BaseSettings):
 
     # --- indexer
     # The indexer commits every interval, or sooner once this many writes are pending.
-    # A commit costs the same whatever it holds: tantivy wrote the demo site's pages
-    # eight times over at 1.38 ms of CPU a page in batches of 1,000 against 2.03 in
-    # batches of 200, and a crawl at its pace commits every second either way.
+    # A commit costs nearly the same whatever it holds: tantivy wrote the demo site's
+    # pages eight times over at 1.04 ms of CPU a page in commits of 1,000 against 2.07
+    # in commits of 100, and at a crawl's 130 pages a second the indexer spent 3.41 ms
+    # a page committing every second, 2.56 every 5 s (bench/commit_cost.py). One second
+    # keeps pages searchable as they are fetched; a heavy crawl may trade that away.
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
     indexer_batch_size: int = Field(default=1000, ge=1)
 
