@@ -31,6 +31,7 @@ from pathlib import Path
 
 from bench import machine
 from bench.corpus import repeated, site_pages
+from bench.index_bench import tantivy_writes
 from services.cli.demo_site import default_cache
 from services.common.model import PageEvent
 
@@ -42,26 +43,14 @@ def _pages(site: Path, copies: int) -> list[PageEvent]:
 def tantivy_alone(pages: Sequence[PageEvent], every: int) -> tuple[float, int]:
     """CPU ms a document, and the segments left, writing ``pages`` with a commit every
     ``every`` documents."""
-    import tantivy
-
-    from services.common.adapters.search_index_tantivy import _WRITER_HEAP_BYTES, _WRITER_THREADS, _schema, _to_tantivy
+    from services.common.adapters.search_index_tantivy import _to_tantivy
     from services.indexer.document_builder import build_document
 
     docs = [_to_tantivy(build_document(p)) for p in pages]
     with tempfile.TemporaryDirectory(prefix="tansuo-commit-cost-") as path:
-        index = tantivy.Index(_schema(), path=path)
-        writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
         gc.collect()
-        cpu = time.process_time()
-        for n, doc in enumerate(docs, 1):
-            writer.add_document(doc)
-            if n % every == 0:
-                writer.commit()
-        writer.commit()
-        writer.wait_merging_threads()
-        spent = time.process_time() - cpu
-        index.reload()
-        return spent * 1000 / len(docs), index.searcher().num_segments
+        spent, segments = tantivy_writes(docs, Path(path), every)
+        return spent * 1000 / len(docs), segments
 
 
 def _publish(bus_path: Path, site: Path, copies: int, rate: float, start: object) -> None:

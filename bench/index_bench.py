@@ -87,6 +87,24 @@ def segment_floor(pages: Sequence[PageEvent]) -> float:
     return time.perf_counter() - started
 
 
+def tantivy_writes(docs: Sequence[tantivy.Document], path: Path, every: int) -> tuple[float, int]:
+    """CPU seconds tantivy alone takes to write ``docs`` into a new index at ``path``,
+    with the index's schema and writer settings, committing every ``every`` documents
+    and waiting for the merges; and the segments it leaves."""
+    index = tantivy.Index(_schema(), path=str(path))
+    writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
+    cpu = time.process_time()
+    for n, doc in enumerate(docs, 1):
+        writer.add_document(doc)
+        if n % every == 0:
+            writer.commit()
+    writer.commit()
+    writer.wait_merging_threads()
+    spent = time.process_time() - cpu
+    index.reload()
+    return spent, index.searcher().num_segments
+
+
 def tantivy_floor(pages: Sequence[PageEvent], workdir: Path) -> float:
     """CPU seconds tantivy alone takes to write and commit the pages' documents, in the
     indexer's batches, with the index's schema and writer settings; the documents are
@@ -94,16 +112,7 @@ def tantivy_floor(pages: Sequence[PageEvent], workdir: Path) -> float:
     docs = [_to_tantivy(build_document(event)) for event in pages]
     path = workdir / "tantivy-floor"
     path.mkdir()
-    writer = tantivy.Index(_schema(), path=str(path)).writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
-    batch = Settings(data_dir=workdir).indexer_batch_size
-    cpu = time.process_time()
-    for n, doc in enumerate(docs, 1):
-        writer.add_document(doc)
-        if n % batch == 0:
-            writer.commit()
-    writer.commit()
-    writer.wait_merging_threads()
-    spent = time.process_time() - cpu
+    spent, _ = tantivy_writes(docs, path, Settings(data_dir=workdir).indexer_batch_size)
     shutil.rmtree(path)
     return spent
 
