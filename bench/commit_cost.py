@@ -33,24 +33,24 @@ from bench import machine
 from bench.corpus import repeated, site_pages
 from bench.index_bench import tantivy_writes
 from services.cli.demo_site import default_cache
-from services.common.model import PageEvent
+from services.common.model import IndexDoc, PageEvent
+from services.indexer.document_builder import build_document
 
 
 def _pages(site: Path, copies: int) -> list[PageEvent]:
     return repeated(site_pages(site), copies)
 
 
-def tantivy_alone(pages: Sequence[PageEvent], every: int) -> tuple[float, int]:
-    """CPU ms a document, and the segments left, writing ``pages`` with a commit every
-    ``every`` documents."""
+def tantivy_alone(docs: Sequence[IndexDoc], every: int) -> tuple[float, int]:
+    """CPU ms a document, and the segments left, writing ``docs`` with a commit every
+    ``every`` documents (converted for tantivy first, untimed)."""
     from services.common.adapters.search_index_tantivy import _to_tantivy
-    from services.indexer.document_builder import build_document
 
-    docs = [_to_tantivy(build_document(p)) for p in pages]
+    converted = [_to_tantivy(doc) for doc in docs]
     with tempfile.TemporaryDirectory(prefix="tansuo-commit-cost-") as path:
         gc.collect()
-        spent, segments = tantivy_writes(docs, Path(path), every)
-        return spent * 1000 / len(docs), segments
+        spent, segments = tantivy_writes(converted, Path(path), every)
+        return spent * 1000 / len(converted), segments
 
 
 def _publish(bus_path: Path, site: Path, copies: int, rate: float, start: object) -> None:
@@ -102,11 +102,10 @@ def _index(bus_path: Path, index_path: Path, pages: int, interval_s: float, star
     bus.close()
 
 
-def indexer_at_rate(site: Path, copies: int, rate: float, interval_s: float) -> tuple[float, int]:
-    """CPU ms a page of the indexer process, and its commits, for pages arriving at
-    ``rate`` a second."""
+def indexer_at_rate(site: Path, copies: int, pages: int, rate: float, interval_s: float) -> tuple[float, int]:
+    """CPU ms a page of the indexer process, and its commits, for the ``pages`` page
+    events of ``copies`` of the site arriving at ``rate`` a second."""
     ctx = multiprocessing.get_context("spawn")
-    pages = len(_pages(site, copies))
     with tempfile.TemporaryDirectory(prefix="tansuo-commit-cost-") as work:
         bus_path = Path(work) / "bus.sqlite3"
         start, out = ctx.Event(), ctx.Queue()
@@ -130,16 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--intervals", default="1,3,5", help="commit intervals (s) for the indexer")
     args = parser.parse_args(argv)
     pages = _pages(args.site, args.copies)
+    docs = [build_document(page) for page in pages]  # once: the commit sizes all write these
     sizes = [int(s) for s in args.sizes.split(",")]
     intervals = [float(s) for s in args.intervals.split(",")]
     alone: dict[int, list[tuple[float, int]]] = {s: [] for s in sizes}
     paced: dict[float, list[tuple[float, int]]] = {i: [] for i in intervals}
     for n in range(args.rounds):
         for size in sizes:
-            alone[size].append(tantivy_alone(pages, size))
+            alone[size].append(tantivy_alone(docs, size))
             print(f"round {n + 1}, commits of {size}: {alone[size][-1][0]:.2f} ms a document", file=sys.stderr)
         for interval in intervals:
-            paced[interval].append(indexer_at_rate(args.site, args.copies, args.rate, interval))
+            paced[interval].append(indexer_at_rate(args.site, args.copies, len(pages), args.rate, interval))
             print(f"round {n + 1}, interval {interval:g} s: {paced[interval][-1][0]:.2f} ms a page", file=sys.stderr)
     print(_render(args, len(pages), alone, paced))
     return 0
