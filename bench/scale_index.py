@@ -177,7 +177,7 @@ def build(pages_arg: str, data_dir: str, ranks_file: str, at_arg: str = "0", at_
                 print(json.dumps(point), file=sys.stderr, flush=True)
             if done == at and at < n:
                 paused, paused_cpu = time.perf_counter(), time.process_time()
-                index.close()
+                index.close(finish_merges=True)
                 close_s, close_cpu_s = time.perf_counter() - paused, time.process_time() - paused_cpu
                 state["vmhwm_kib"] = vmhwm()
                 state["at"] = _summary(cfg, done, state, close_s, paused - wall0 + close_s,
@@ -202,7 +202,7 @@ def build(pages_arg: str, data_dir: str, ranks_file: str, at_arg: str = "0", at_
     pool.close()
     pool.join()
     t5 = time.perf_counter()
-    index.close()
+    index.close(finish_merges=True)
     close_s = time.perf_counter() - t5
     state["vmhwm_kib"] = vmhwm()
     summary = _summary(cfg, n, state, close_s, time.perf_counter() - wall0, time.process_time() - cpu0)

@@ -74,6 +74,6 @@ class PendingSearchIndex:
     def ping(self) -> None:
         self._get().ping()
 
-    def close(self) -> None:
+    def close(self, finish_merges: bool = False) -> None:
         if self._index is not None:
-            self._index.close()
+            self._index.close(finish_merges)

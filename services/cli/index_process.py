@@ -163,27 +163,31 @@ def child_main(cfg: Settings, parent_pid: int, conn: Connection, indexed: ctypes
 
     side = IndexSide(cfg, build_bus(cfg), index)
     side.start()
+    finished = False
     try:
         conn.send(READY)
-        _serve(side, conn, indexed, orphaned)
+        finished = _serve(side, conn, indexed, orphaned)
     finally:
-        index.close()
+        # A crawl that ended leaves its index to searches: its last merges are worth
+        # the wait (the parent has its answer and goes on). A stop is prompt.
+        index.close(finish_merges=finished)
 
 
-def _serve(side: IndexSide, conn: Connection, indexed: ctypes.c_longlong, orphaned: Callable[[], bool]) -> None:
-    """Publish progress until the parent says what to do, or dies."""
+def _serve(side: IndexSide, conn: Connection, indexed: ctypes.c_longlong, orphaned: Callable[[], bool]) -> bool:
+    """Publish progress until the parent says what to do, or dies; True once the
+    parent's ``finish`` was carried out."""
     while True:
         indexed.value = side.indexed
         if orphaned():
             side.stop()
-            return
+            return False
         try:
             if not conn.poll(TICK_S):
                 continue
             command = conn.recv()
         except (EOFError, OSError):  # the parent's end closed: it is gone
             side.stop()
-            return
+            return False
         if command == FINISH:
             finished = side.finish()
             indexed.value = side.indexed
@@ -191,9 +195,9 @@ def _serve(side: IndexSide, conn: Connection, indexed: ctypes.c_longlong, orphan
                 conn.send(finished)
             except OSError:
                 pass
-            return
+            return True
         side.stop()
-        return
+        return False
 
 
 def _open_writer(cfg: Settings, orphaned: Callable[[], bool]) -> SearchIndex | None:

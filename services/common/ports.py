@@ -147,7 +147,12 @@ class SearchIndex(Protocol):
         backend copies them itself. Writers must be stopped; an interrupted merge
         leaves the index as it was."""
 
-    def close(self) -> None: ...
+    def close(self, finish_merges: bool = False) -> None:
+        """Release the writer; uncommitted writes are dropped. ``finish_merges`` waits
+        for the segment merges under way (Lucene's ``close``), for a job that ended
+        and leaves the index to searches; without it they are stopped, so that a
+        Ctrl-C is prompt. A stopped merge changes nothing: the next commit starts it
+        again."""
 
 
 class LinkGraph(Protocol):

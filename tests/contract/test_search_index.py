@@ -431,3 +431,29 @@ def test_an_interrupted_force_merge_changes_nothing(tmp_path: Path) -> None:
         index.close()
     reopened = TantivySearchIndex(tmp_path / "index", CFG, read_only=True)
     assert sorted(reopened.urls()) == [A, B, C]
+
+
+def _tantivy_segments(path: Path) -> int:
+    return TantivySearchIndex(path, CFG, read_only=True)._searcher().num_segments
+
+
+def test_a_finished_close_keeps_the_merges_under_way(tmp_path: Path) -> None:
+    """Eight commits make eight segments, which tantivy's merge policy merges in the
+    background. A rollback would discard that merge; a finished job waits for it."""
+    index = TantivySearchIndex(tmp_path / "index", CFG)
+    urls = [f"https://a.example.cn/{n}" for n in range(8)]
+    for url in urls:
+        index.upsert([index_doc(url, "软件 安装", "正文")])
+        index.commit()
+    index.close(finish_merges=True)
+    assert _tantivy_segments(tmp_path / "index") == 1
+    assert sorted(TantivySearchIndex(tmp_path / "index", CFG, read_only=True).urls()) == sorted(urls)
+
+
+def test_a_finished_close_still_drops_what_was_not_committed(tmp_path: Path) -> None:
+    index = TantivySearchIndex(tmp_path / "index", CFG)
+    index.upsert([index_doc(A, "软件 安装", "正文")])
+    index.commit()
+    index.upsert([index_doc(B, "软件 下载", "正文")])
+    index.close(finish_merges=True)
+    assert TantivySearchIndex(tmp_path / "index", CFG, read_only=True).urls() == [A]

@@ -571,9 +571,10 @@ class ElasticsearchSearchIndex:
         self._require_writable()
         self._es.indices.refresh(index=self._target)
 
-    def close(self) -> None:
+    def close(self, finish_merges: bool = False) -> None:
         """Release the connections. Unlike tantivy, nothing is rolled back: a write
-        was durable once acknowledged, and the next commit anywhere shows it."""
+        was durable once acknowledged, and the next commit anywhere shows it. The
+        server merges on its own, so ``finish_merges`` has nothing to wait for."""
         self._closed = True
         if self._owns_client:
             self._es.close()
