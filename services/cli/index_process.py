@@ -168,8 +168,9 @@ def child_main(cfg: Settings, parent_pid: int, conn: Connection, indexed: ctypes
         conn.send(READY)
         finished = _serve(side, conn, indexed, orphaned)
     finally:
-        # A crawl that ended leaves its index to searches: its last merges are worth
-        # the wait (the parent has its answer and goes on). A stop is prompt.
+        # A crawl that ended (done, or drained after one Ctrl-C) leaves its index to
+        # searches: its last merges are worth the wait, which the parent bounds
+        # (STOP_WAIT_S) once it has its answer. Without ``finish`` it is a stop: prompt.
         index.close(finish_merges=finished)
 
 
