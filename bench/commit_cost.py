@@ -77,7 +77,7 @@ def _index(bus_path: Path, index_path: Path, pages: int, interval_s: float, star
     from services.common.settings import Settings
     from services.indexer.indexer import GROUP, Indexer
 
-    cfg = Settings(indexer_commit_interval_s=interval_s)
+    cfg = Settings(indexer_commit_interval_s=interval_s, indexer_search_idle_after_s=0)  # the interval asked, searched or not
     bus = SqliteBus(bus_path)
     bus.subscribe(TOPIC_PAGES, GROUP)
     index = TantivySearchIndex(index_path, cfg)

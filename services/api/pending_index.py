@@ -65,6 +65,9 @@ class PendingSearchIndex:
     def count(self) -> int:
         return self._get().count()
 
+    def searched_at(self) -> float | None:
+        return self._get().searched_at()
+
     def sites(self) -> list[str]:
         return self._get().sites()
 

@@ -122,6 +122,12 @@ class SearchIndex(Protocol):
         """(committed documents, how many of them hold each (field, token)), in one
         call: the query planner weighs fields by them (see query_plan)."""
 
+    def searched_at(self) -> float | None:
+        """Wall-clock time of the last search any process ran on this index, so that
+        the indexer can commit less often while nobody searches (Elasticsearch's
+        search-idle shards); 0.0 if never, None when the backend does not tell,
+        which the indexer takes as searched now."""
+
     def view_version(self) -> object | None:
         """A value that changes whenever searches could answer differently (after a
         commit becomes visible); None when the backend cannot tell cheaply. Result

@@ -140,6 +140,13 @@ class Settings(BaseSettings):
     # keeps pages searchable as they are fetched; a heavy crawl may trade that away.
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
     indexer_batch_size: int = Field(default=1000, ge=1)
+    # While no process has searched the index for this long (Elasticsearch's
+    # index.search.idle.after, 30 s), the indexer commits every idle interval instead:
+    # pages nobody looks for yet need not be searchable within the second. The first
+    # search after that sees pages up to one idle interval old, the next ones are
+    # fresh again. 0 turns the rule off. Embedded index only (SearchIndex.searched_at).
+    indexer_search_idle_after_s: float = Field(default=30.0, ge=0)
+    indexer_idle_commit_interval_s: float = Field(default=10.0, gt=0)
 
     # --- ranker
     ranker_interval_s: float = Field(default=300.0, gt=0)  # periodic recompute during long crawls

@@ -67,6 +67,7 @@ class Indexer:
         self._batch_fetched_at: list[float] = []  # of the upserts, for the indexing latency
         self._batch_upserted: dict[str, None] = {}  # URLs upserted, announced after the commit
         self._last_commit = time.monotonic()
+        self._started = time.time()  # idle is counted from here at the earliest
         warn_if_missing()
 
     @property
@@ -183,20 +184,33 @@ class Indexer:
         self._messages.extend(messages)
         return len(messages)
 
-    def _due(self) -> bool:
+    def _interval(self) -> float:
+        """How long a commit may wait: the commit interval while someone searches the
+        index, the idle interval once nobody has for ``indexer_search_idle_after_s``."""
+        cfg = self._cfg
+        if cfg.indexer_search_idle_after_s <= 0 or cfg.indexer_idle_commit_interval_s <= cfg.indexer_commit_interval_s:
+            return cfg.indexer_commit_interval_s
+        searched = self._index.searched_at()
+        if searched is None or time.time() - max(searched, self._started) < cfg.indexer_search_idle_after_s:
+            return cfg.indexer_commit_interval_s
+        return cfg.indexer_idle_commit_interval_s
+
+    def _due(self, interval: float) -> bool:
         if not self._messages:
             return False
         if self._writes >= self._cfg.indexer_batch_size:
             return True
-        return time.monotonic() - self._last_commit >= self._cfg.indexer_commit_interval_s
+        return time.monotonic() - self._last_commit >= interval
 
     def step(self, timeout_s: float) -> int:
         """Poll once, handle what came, commit if a batch is due; returns the number
         of messages handled."""
+        interval = self._interval()
         if self._messages:
-            # Wake up in time for the commit that is due, however long the caller waits.
-            until_due = self._cfg.indexer_commit_interval_s - (time.monotonic() - self._last_commit)
-            timeout_s = max(0.0, min(timeout_s, until_due))
+            # Wake up in time for the commit that is due, however long the caller waits,
+            # and within a commit interval while idle: a search may have come meanwhile.
+            until_due = interval - (time.monotonic() - self._last_commit)
+            timeout_s = max(0.0, min(timeout_s, until_due, self._cfg.indexer_commit_interval_s))
         removed = self._consume_removals()
         messages = self._bus.poll(
             TOPIC_PAGES, GROUP, timeout_s if not removed else 0.0, max_messages=self._cfg.indexer_batch_size
@@ -211,7 +225,7 @@ class Indexer:
             else:
                 self._handle(event)
             self._messages.append(msg)
-        if self._due():
+        if self._due(interval):
             self.flush()
         return removed + len(messages)
 

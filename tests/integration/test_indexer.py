@@ -248,3 +248,42 @@ def test_a_page_of_links_is_found_by_its_own_text_not_by_its_link_texts(pipe: Pi
     assert pipe.search("防火墙") == ["https://example.cn/fw"]
     assert pipe.search("欢迎") == ["https://example.cn/"]
     assert "防火墙配置" in pipe.index.get("https://example.cn/").body  # shown with its links
+
+
+IDLE = Settings(indexer_commit_interval_s=0.05, indexer_search_idle_after_s=0.3, indexer_idle_commit_interval_s=3600)
+
+
+def _step_for(pipe: Pipeline, seconds: float) -> None:
+    stop = threading.Event()
+    for _ in range(int(seconds / 0.05)):
+        pipe.indexer.step(0.0)
+        stop.wait(0.05)
+
+
+def test_while_nobody_searches_the_index_commits_wait_for_the_idle_interval(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path, IDLE)
+    try:
+        threading.Event().wait(0.4)  # idle since the indexer started
+        pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+        _step_for(pipe, 0.5)
+        assert pipe.indexer.indexed == 1 and pipe.index.count() == 0
+        # A search from another process (a read-only view, as `tansuo serve` holds)
+        # brings the commits back to their interval.
+        TantivySearchIndex(tmp_path / "index", IDLE, read_only=True).search(
+            SearchQuery(tree=words_query(Settings(), ("页面",))))  # fmt: skip
+        _step_for(pipe, 0.2)
+        assert pipe.index.count() == 1
+        assert pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+    finally:
+        pipe.close()
+
+
+def test_with_the_idle_rule_off_commits_keep_their_interval(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path, IDLE.model_copy(update={"indexer_search_idle_after_s": 0}))
+    try:
+        threading.Event().wait(0.4)
+        pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
+        _step_for(pipe, 0.2)
+        assert pipe.index.count() == 1
+    finally:
+        pipe.close()

@@ -571,6 +571,12 @@ class ElasticsearchSearchIndex:
         self._require_writable()
         self._es.indices.refresh(index=self._target)
 
+    def searched_at(self) -> float | None:
+        """Not told: a cluster's searches run in other pods, so the indexers refresh
+        at their interval whoever searches (the index's ``refresh_interval`` is -1:
+        Elasticsearch's own search-idle rule does not apply to explicit refreshes)."""
+        return None
+
     def close(self, finish_merges: bool = False) -> None:
         """Release the connections. Unlike tantivy, nothing is rolled back: a write
         was durable once acknowledged, and the next commit anywhere shows it. The

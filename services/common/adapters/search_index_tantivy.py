@@ -31,6 +31,7 @@ from services.common.adapters import fold_keys, token_fields
 from services.common.adapters.deferred_hit import DeferredHit
 from services.common.adapters.mmap_advice import RandomAccessAdvice
 from services.common.adapters.recent_documents import RecentDocuments
+from services.common.adapters.search_marker import SearchMarker
 from services.common.adapters.stored_hit_cache import StoredHitCache
 from services.common.analysis import document_grams
 from services.common.model import (
@@ -259,6 +260,7 @@ class TantivySearchIndex:
             self._attach(self._open_for_writing())
             self._writer = self._open_writer(_WRITER_HEAP_BYTES)
         self._site_names = fold_keys.SiteNames(self.sites)
+        self._marker = SearchMarker(self._path)
         self._reload()
 
     def _attach(self, index: tantivy.Index) -> None:
@@ -332,6 +334,11 @@ class TantivySearchIndex:
         self._refresh()
         with self._read_lock:
             return self._index.searcher(), self._views
+
+    def searched_at(self) -> float | None:
+        """When any process last searched this index (``SearchMarker``); 0.0 if none
+        has since the stamp file was made."""
+        return self._marker.last() or 0.0
 
     def view_version(self) -> int:
         """The number of the searcher view the next search will use."""
@@ -601,6 +608,7 @@ class TantivySearchIndex:
         """BM25 over the fields, then the rank feature added over a rescore window."""
         limit = max(0, query.limit)
         offset = max(0, query.offset)
+        self._marker.stamp()
         if not can_match(query.tree) or limit == 0:
             return SearchHits(total=0, hits=[])
         tq = self._translate(query.tree)
