@@ -489,7 +489,7 @@ class TantivySearchIndex:
         """Drop uncommitted writes and release the writer lock. tantivy's rollback
         also discards the merges under way (their segment updater is killed), so a
         writer with nothing to drop and merges to finish is only waited for: left to
-        a rollback, a million-page build kept 24 segments instead of 9."""
+        a rollback, the benchmark's build kept 16 segments at 100,000 pages instead of 9."""
         with self._write_lock:
             writer, self._writer = self._writer, None
             if writer is not None:
