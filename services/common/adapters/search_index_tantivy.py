@@ -260,7 +260,7 @@ class TantivySearchIndex:
             self._attach(self._open_for_writing())
             self._writer = self._open_writer(_WRITER_HEAP_BYTES)
         self._site_names = fold_keys.SiteNames(self.sites)
-        self._marker = SearchMarker(self._path)
+        self._marker = SearchMarker(_sibling(self._path, "searched"))
         self._reload()
 
     def _attach(self, index: tantivy.Index) -> None:

@@ -23,11 +23,11 @@ STAMP_EVERY_S = 1.0
 
 
 class SearchMarker:
-    """The stamp file of one index directory: ``<index>.searched`` beside it (inside,
-    a force merge's directory swap would take it away)."""
+    """One index's stamp file, kept beside the index directory, not inside it: a force
+    merge's directory swap would take it away."""
 
-    def __init__(self, index_dir: Path) -> None:
-        self._path = index_dir.with_name(index_dir.name + ".searched")
+    def __init__(self, path: Path) -> None:
+        self._path = path
         self._stamped = float("-inf")  # monotonic time of this process's last stamp
         self._failed = False
 
