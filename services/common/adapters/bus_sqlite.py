@@ -56,6 +56,25 @@ class _Cursor:
         return self.committed
 
 
+_WAL_WAIT_S = 5.0  # as long as the connection's busy timeout
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch a new bus file to WAL. Two processes opening a new file at once (a crawl
+    and its index process) both ask; the switch needs the file to themselves and
+    SQLite answers "locked" at once, without its busy wait, to the one that loses.
+    The switch is made once for good, so the loser waits for it."""
+    deadline = time.monotonic() + _WAL_WAIT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteBus:
     """One consumer per group: the embedded deployment runs each role once, in one of
     its processes; offsets of a group are written only by the process that consumes it."""
@@ -63,7 +82,7 @@ class SqliteBus:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
