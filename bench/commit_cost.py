@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gc
 import multiprocessing
+import queue
 import resource
 import statistics
 import sys
@@ -113,10 +114,26 @@ def indexer_at_rate(site: Path, copies: int, pages: int, rate: float, interval_s
         publisher = ctx.Process(target=_publish, args=(bus_path, site, copies, rate, start))
         indexer.start()
         publisher.start()
-        result = out.get(timeout=1800)
+        result = _result(out, [indexer, publisher])
         indexer.join()
         publisher.join()
         return result
+
+
+def _result(out: object, procs: list[multiprocessing.process.BaseProcess]) -> tuple[float, int]:
+    """The indexer's figures, or an error as soon as either process has failed (it
+    would never send them)."""
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        try:
+            return out.get(timeout=1.0)  # type: ignore[attr-defined,no-any-return]
+        except queue.Empty:
+            failed = [p.name for p in procs if p.exitcode not in (None, 0)]
+            if failed:
+                for p in procs:
+                    p.kill()
+                raise RuntimeError(f"{', '.join(failed)} failed (its traceback is above)") from None
+    raise TimeoutError("the indexer did not finish in 30 minutes")
 
 
 def main(argv: list[str] | None = None) -> int:
