@@ -260,6 +260,9 @@ class IndexDoc:
     pagerank: float = 0.0  # PageRank, sums to 1 over the graph
     rank: float = 0.0  # PageRank x N: the scale-free rank feature, 1.0 = average page
     minhash: tuple[int, ...] = ()  # near-duplicate signature of the body; () = too short to judge
+    # A page of links (PageEvent.link_page): the text its body's tokens were made from,
+    # for an index that rebuilds them (tantivy's bigrams); None: they come from the body.
+    own_text: str | None = None
 
 
 # IndexDoc fields that hold display text, and numbers; the rest are plain strings.
@@ -275,7 +278,7 @@ def index_doc_from(
     adapter only says how it reads a string, a display text and a number."""
     values: dict[str, Any] = {"minhash": minhash}
     for f in dataclasses.fields(IndexDoc):
-        if f.name == "minhash":
+        if f.name in ("minhash", "own_text"):  # own_text: only the backend that needs it keeps it
             continue
         read = display if f.name in DISPLAY_FIELDS else number if f.name in _NUMBER_FIELDS else text
         values[f.name] = read(f.name)

@@ -40,4 +40,5 @@ def build_document(event: PageEvent) -> IndexDoc:
         body_grams=concat_token_texts(heads.grams, body.grams),
         fetched_at=event.fetched_at,
         minhash=signature(body.words),
+        own_text=event.own_text if event.link_page else None,
     )

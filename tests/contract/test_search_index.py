@@ -368,6 +368,34 @@ def test_bigram_fields_survive_a_rewrite_of_the_link_fields(index: SearchIndex) 
     assert stored is not None and stored.body_grams.split()[:2] == ["标题", "可以"]
 
 
+def test_a_page_of_links_stays_out_of_its_link_texts_when_its_link_fields_are_rewritten(
+    open_index: OpenIndex,
+) -> None:
+    # Such a page is indexed by its own text (the indexer's rule). tantivy builds the
+    # bigrams of a page it rewrites again, here from the stored document (nothing is
+    # kept from the write), and must build them from that text, not from the body shown.
+    import dataclasses
+
+    from services.common.analysis import grams
+    from services.indexer.document_builder import build_document
+    from tests.page_events import page_event
+
+    index = open_index(cfg=CFG.model_copy(update={"index_gram_cache_chars": 0}))
+    hub = page_event(A, "文档首页", "欢迎阅读。\n防火墙配置\n打印机设置")
+    index.upsert([build_document(dataclasses.replace(hub, link_page=True, own_text="欢迎阅读。"))])
+    index.commit()
+    index.set_link_fields({A: LinkFields(pagerank=0.5, rank=2.0, anchors="", anchors_tokens="")})
+    index.commit()
+
+    def found(text: str) -> list[str]:
+        return [h.url for h in index.search(SearchQuery(tree=Phrase("body_grams", tuple(grams(text))))).hits]
+
+    assert found("欢迎阅读") == [A]
+    assert found("防火墙配置") == []
+    stored = index.get(A)
+    assert stored is not None and stored.pagerank == 0.5 and "防火墙配置" in stored.body
+
+
 def test_term_stats_count_documents_per_field_and_token(index: SearchIndex) -> None:
     index.upsert([index_doc(A, "网络 指南", "网络 配置"), index_doc(B, "打印", "网络 打印"), index_doc(C, "打印", "驱动")])
     index.commit()

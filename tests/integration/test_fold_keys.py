@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from services.api.search_service import SearchService
 from services.common import minhash
 from services.common.adapters import fold_keys
-from services.common.adapters.search_index_tantivy import TantivySearchIndex, _schema
+from services.common.adapters.search_index_tantivy import _LAYOUTS, TantivySearchIndex, _schema
 from services.common.model import IndexDoc, LinkFields
 from services.common.settings import Settings
 from tests.page_events import index_doc
@@ -73,7 +73,7 @@ def legacy_path(tmp_path: Path) -> Path:
     """An index directory created with the layout before the fold keys."""
     path = tmp_path / "legacy"
     path.mkdir()
-    tantivy.Index(_schema(with_fold_keys=False), path=str(path))
+    tantivy.Index(_schema(*_LAYOUTS[-1]), path=str(path))
     return path
 
 
@@ -104,9 +104,14 @@ def test_a_search_reads_only_the_documents_it_shows(tmp_path: Path, legacy_path:
     old.close()
 
 
-def test_an_index_built_before_the_fold_keys_stays_writable(legacy_path: Path) -> None:
+@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before own_text", "before the fold keys"])
+def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, bool]) -> None:
+    legacy_path = tmp_path / "legacy"
+    legacy_path.mkdir()
+    tantivy.Index(_schema(*layout), path=str(legacy_path))
     before = json.loads((legacy_path / "meta.json").read_text())["schema"]
     index = TantivySearchIndex(legacy_path, CFG)
+    assert (index._fold_keys, index._own_text) == layout
     index.upsert([_signed(index_doc("https://a.example.cn/1", body="共同 一")), index_doc("https://a.example.cn/2", body="共同")])
     index.commit()
     index.set_link_fields({"https://a.example.cn/1": LinkFields(pagerank=0.5, rank=2.0, anchors="", anchors_tokens="")})

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
+import pytest
+import tantivy
+
+from services.common.adapters.search_index_tantivy import _LAYOUTS, TantivySearchIndex, _schema
 from services.common.settings import Settings
 from tests.page_events import index_doc
 
@@ -51,15 +54,15 @@ def test_force_merge_without_an_index_says_so(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()  # nothing created on the way
 
 
-def test_force_merge_says_when_it_brought_an_older_index_to_the_current_fields(tmp_path: Path) -> None:
-    import tantivy
-
-    from services.common.adapters.search_index_tantivy import _schema
-
+@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before own_text", "before the fold keys"])
+def test_force_merge_says_when_it_brought_an_older_index_to_the_current_fields(
+    tmp_path: Path, layout: tuple[bool, bool]
+) -> None:
     (tmp_path / "index").mkdir()
-    tantivy.Index(_schema(with_fold_keys=False), path=str(tmp_path / "index"))  # as an older Tansuo made it
+    tantivy.Index(_schema(*layout), path=str(tmp_path / "index"))  # as an older Tansuo made it
     _index_of_segments(tmp_path, 2).close()
     out = _tansuo("force-merge", "--data", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert "merged 2 documents: 2 segment(s) -> 1" in out.stderr and "current fields" in out.stderr
-    assert TantivySearchIndex(tmp_path / "index", Settings(data_dir=tmp_path), read_only=True)._fold_keys
+    merged = TantivySearchIndex(tmp_path / "index", Settings(data_dir=tmp_path), read_only=True)
+    assert merged._fold_keys and merged._own_text

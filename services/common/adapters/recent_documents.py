@@ -12,7 +12,7 @@ indexed, so the writer keeps them as committed, up to a number of characters.
 Only committed documents are kept (the writer hands them over at commit), so a
 rolled-back write is never taken for the index's content. The bigram fields are also
 offered for a document read back from the index (``grams_of``), only when its title,
-headings and body are the ones they were built from.
+headings, body and own text are the ones they were built from.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from services.common.model import IndexDoc
 
 
 def _text_key(doc: IndexDoc) -> int:
-    return hash((doc.title, doc.headings, doc.body))
+    return hash((doc.title, doc.headings, doc.body, doc.own_text))
 
 
 _TEXT_FIELDS = tuple(f.name for f in dataclasses.fields(IndexDoc) if f.type in ("str", str))

@@ -71,9 +71,9 @@ class IndexLocked(IndexUnavailable, IndexWriterBusy):
     """Another process holds the index writer; it is free again once that one exits."""
 
 
-def _schema(with_fold_keys: bool = True) -> tantivy.Schema:
-    """The index's fields; ``with_fold_keys=False`` is the layout before the fold keys
-    (``fold_keys``), which an index built by an older Tansuo keeps."""
+def _schema(with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.Schema:
+    """The index's fields. An index keeps the layout it was made with: without
+    ``own_text`` (before it was stored), or without it and the fold keys (``fold_keys``)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
@@ -94,7 +94,15 @@ def _schema(with_fold_keys: bool = True) -> tantivy.Schema:
     sb.add_float_field("rank", stored=True, fast=True)
     if with_fold_keys:
         fold_keys.add_schema_fields(sb)
+    if with_own_text:
+        # A page of links is indexed by its own text, not the body it shows: its
+        # bigrams are rebuilt from this (stored for such pages only), not from the body.
+        sb.add_bytes_field("own_text", stored=True, indexed=False)
     return sb.build()
+
+
+# Every layout a Tansuo release made, newest first (``_schema``'s arguments).
+_LAYOUTS = ((True, True), (True, False), (False, False))
 
 
 def _field_names(path: Path) -> set[str]:
@@ -130,7 +138,7 @@ def _finish_swap(path: Path) -> None:
         shutil.rmtree(_sibling(path, "previous"), ignore_errors=True)
 
 
-def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True) -> tantivy.Document:
+def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
     out.add_text("site", doc.site)
@@ -147,6 +155,8 @@ def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True) -> tantivy.Document:
     out.add_float("rank", float(doc.rank))
     if with_fold_keys:
         fold_keys.add_to(out, doc.site, doc.content_hash, doc.minhash)
+    if with_own_text and doc.own_text is not None:
+        out.add_bytes("own_text", doc.own_text.encode("utf-8"))
     return out
 
 
@@ -169,7 +179,9 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
         value = doc.get_first(name)
         return 0.0 if value is None else float(value)
 
-    return index_doc_from(text, lambda name: _display(doc, name), number, _signature(doc))
+    own_text = doc.get_first("own_text")
+    stored = index_doc_from(text, lambda name: _display(doc, name), number, _signature(doc))
+    return stored if own_text is None else dataclasses.replace(stored, own_text=bytes(own_text).decode("utf-8"))
 
 
 def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
@@ -197,7 +209,8 @@ def _with_grams(doc: IndexDoc, kept: RecentDocuments) -> IndexDoc:
     found = kept.grams_of(doc)
     if found is not None:
         return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1])
-    title_grams, body_grams = document_grams(doc.title, doc.headings, doc.body)
+    body = doc.body if doc.own_text is None else doc.own_text
+    title_grams, body_grams = document_grams(doc.title, doc.headings, body)
     return dataclasses.replace(doc, title_grams=" ".join(title_grams), body_grams=" ".join(body_grams))
 
 
@@ -268,24 +281,28 @@ class TantivySearchIndex:
         in a copy with the current fields)."""
         self._index = index
         self._schema = index.schema
+        fields = _field_names(self._path)
         # An index built before the fold keys keeps its layout and reads its hits whole.
-        self._fold_keys = set(fold_keys.FIELDS) <= _field_names(self._path)
+        self._fold_keys = set(fold_keys.FIELDS) <= fields
+        # One built before own_text rebuilds a page of links' bigrams from its body.
+        self._own_text = "own_text" in fields
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
         index.config_reader("manual")
 
     def _open_for_writing(self) -> tantivy.Index:
-        try:
-            return tantivy.Index(_schema(), path=str(self._path))
-        except ValueError as exc:
-            try:  # built before the fold keys: it keeps working as it is
-                return tantivy.Index(_schema(with_fold_keys=False), path=str(self._path))
-            except ValueError:
-                pass
-            raise IndexUnavailable(
-                f"cannot open the search index at {self._path}: {exc}. If an older Tansuo built it, "
-                "its fields differ: move that directory away and crawl again"
-            ) from exc
+        """The index at the path (made there with the current fields if there is none),
+        in whichever of the layouts of ``_LAYOUTS`` it was made with."""
+        errors = []
+        for layout in _LAYOUTS:
+            try:
+                return tantivy.Index(_schema(*layout), path=str(self._path))
+            except ValueError as exc:
+                errors.append(exc)
+        raise IndexUnavailable(
+            f"cannot open the search index at {self._path}: {errors[0]}. If an older Tansuo built it, "
+            "its fields differ: move that directory away and crawl again"
+        ) from errors[0]
 
     # --- reading
 
@@ -430,7 +447,7 @@ class TantivySearchIndex:
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
         writer.delete_documents_by_term("url", doc.url)
-        writer.add_document(_to_tantivy(doc, self._fold_keys))
+        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text))
         self._pending[doc.url] = doc
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
@@ -512,7 +529,7 @@ class TantivySearchIndex:
             self._require_writer()
             self.commit()
             searcher = self._index.searcher()  # the view copied; its files stay readable
-            if not self._fold_keys:
+            if not (self._fold_keys and self._own_text):
                 return self._copy_to_current_layout(searcher, progress)
             self.close()  # one writer per index: the big one takes the lock
             try:
@@ -526,7 +543,7 @@ class TantivySearchIndex:
     def _copy_to_current_layout(
         self, searcher: tantivy.Searcher, progress: Callable[[int, int], None] | None
     ) -> MergeReport:
-        """The merge of an index made before the fold keys: tantivy cannot add fields
+        """The merge of an index made with an older layout (``_LAYOUTS``): tantivy cannot add fields
         to an index, so the copy goes to a sibling directory with the current fields,
         which then takes the index's place (``_swap_in``). This instance's writer
         holds the old index's lock until the copy is committed."""
