@@ -60,6 +60,7 @@ class IndexComparison:
     fts5_path: Path
     floor_s: list[float] = field(default_factory=list)  # rjieba alone on the same texts, a round each
     tantivy_floor_s: list[float] = field(default_factory=list)  # CPU of tantivy alone writing them, a round each
+    field_floor_s: list[dict[str, float]] = field(default_factory=list)  # the same for FIELD_SETS, a round each
 
     @staticmethod
     def median(runs: Sequence[IndexRun], metric: Callable[[IndexRun], float]) -> float:
@@ -87,11 +88,13 @@ def segment_floor(pages: Sequence[PageEvent]) -> float:
     return time.perf_counter() - started
 
 
-def tantivy_writes(docs: Sequence[tantivy.Document], path: Path, every: int) -> tuple[float, int]:
+def tantivy_writes(
+    docs: Sequence[tantivy.Document], path: Path, every: int, schema: tantivy.Schema | None = None
+) -> tuple[float, int]:
     """CPU seconds tantivy alone takes to write ``docs`` into a new index at ``path``,
-    with the index's schema and writer settings, committing every ``every`` documents
-    and waiting for the merges; and the segments it leaves."""
-    index = tantivy.Index(_schema(), path=str(path))
+    with the index's schema (or ``schema``) and writer settings, committing every
+    ``every`` documents and waiting for the merges; and the segments it leaves."""
+    index = tantivy.Index(schema or _schema(), path=str(path))
     writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_WRITER_THREADS)
     cpu = time.process_time()
     for n, doc in enumerate(docs, 1):
@@ -115,6 +118,38 @@ def tantivy_floor(pages: Sequence[PageEvent], workdir: Path) -> float:
     spent, _ = tantivy_writes(docs, path, Settings(data_dir=workdir).indexer_batch_size)
     shutil.rmtree(path)
     return spent
+
+
+# What the floor is made of: the word fields every search needs, and the bigram fields
+# that find any phrase of a page (the findability issue), each set written alone.
+FIELD_SETS = {
+    "words": ("title_tokens", "headings_tokens", "body_tokens"),
+    "words and bigrams": ("title_tokens", "headings_tokens", "body_tokens", "title_grams", "body_grams"),
+}
+
+
+def field_floors(pages: Sequence[PageEvent], workdir: Path) -> dict[str, float]:
+    """CPU seconds tantivy alone takes to write only each of ``FIELD_SETS`` (with
+    positions, nothing stored but the URL) for the pages, in the indexer's batches."""
+    built = [build_document(event) for event in pages]
+    every = Settings(data_dir=workdir).indexer_batch_size
+    out = {}
+    for name, fields in FIELD_SETS.items():
+        sb = tantivy.SchemaBuilder()
+        sb.add_text_field("url", stored=True, tokenizer_name="raw")
+        for f in fields:
+            sb.add_text_field(f, stored=False, tokenizer_name="whitespace", index_option="position")
+        docs = []
+        for doc in built:
+            out_doc = tantivy.Document(url=doc.url)
+            for f in fields:
+                out_doc.add_text(f, getattr(doc, f))
+            docs.append(out_doc)
+        path = workdir / "tantivy-fields"
+        path.mkdir()
+        out[name], _ = tantivy_writes(docs, path, every, sb.build())
+        shutil.rmtree(path)
+    return out
 
 
 def index_tansuo(pages: Sequence[PageEvent], data_dir: Path) -> IndexRun:
@@ -166,6 +201,7 @@ def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
     fts5: list[IndexRun] = []
     floor: list[float] = []
     tantivy_alone: list[float] = []
+    by_fields: list[dict[str, float]] = []
     tansuo_dir = fts5_path = workdir
     for n in range(rounds):
         if tansuo_dir != workdir:
@@ -179,8 +215,9 @@ def run_index_bench(pages: Sequence[PageEvent], workdir: Path, rounds: int,
             if name == "tansuo":
                 floor.append(segment_floor(pages))  # right after, so that both see the same machine
                 tantivy_alone.append(tantivy_floor(pages, workdir))
+                by_fields.append(field_floors(pages, workdir))
             run = (tansuo if name == "tansuo" else fts5)[-1]
             if run.docs != len(pages):
                 raise RuntimeError(f"{name} index holds {run.docs} documents, expected {len(pages)}")
             log(f"  index, {name}: {run.docs} docs in {run.total_s:.1f} s ({run.docs_per_s:.0f} docs/s)")
-    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path, floor, tantivy_alone)
+    return IndexComparison(tansuo, fts5, tansuo_dir, fts5_path, floor, tantivy_alone, by_fields)
