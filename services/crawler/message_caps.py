@@ -30,6 +30,7 @@ class OutcomeCaps:
     anchor_chars: int = 256
     outlinks: int = 5000
     robots_bytes: int = 512 * 1024
+    url_chars: int = 2048  # the frontier's limit on a URL, which a rel=canonical must keep too
     # Room for one links message: the bus's limit less a margin for the envelope.
     message_bytes: int = 3 * 1024 * 1024
 
@@ -42,13 +43,21 @@ class OutcomeCaps:
             anchor_chars=cfg.crawler_max_anchor_chars,
             outlinks=cfg.crawler_max_outlinks,
             robots_bytes=cfg.crawler_max_robots_bytes,
+            url_chars=cfg.frontier_max_url_length,
             message_bytes=cfg.bus_max_message_bytes * 3 // 4,
         )
 
 
 def cap_event(event: PageEvent, caps: OutcomeCaps) -> PageEvent:
-    """Title and headings within their caps; a cut is added to ``limits``."""
+    """Title and headings within their caps, and a rel=canonical within the URL
+    limit; a cut is added to ``limits``."""
     hits = list(event.limits)
+    if len(event.canonical) > caps.url_chars:
+        # The page is indexed under the URL it was fetched by, which met the limit: a
+        # canonical the frontier would refuse is no better a name for it, and an index
+        # cannot always keep so long a key (tantivy drops a term over 65,530 bytes).
+        event = dataclasses.replace(event, canonical="")
+        hits.append("canonical_length")
     title = event.title
     if len(title) > caps.title_chars:
         title = title[: caps.title_chars]

@@ -92,6 +92,19 @@ def test_a_huge_title_and_headings_are_capped_and_reported() -> None:
     assert len(event.to_bytes()) < 100_000
 
 
+def test_a_canonical_longer_than_the_url_limit_is_ignored_and_reported() -> None:
+    # A same-host rel=canonical names the document; one no frontier would take (and
+    # that an index cannot always keep as a key) leaves the page under its own URL.
+    def canonical(path: str) -> str:
+        return f"<link rel=canonical href='{path}'><title>t</title><p>正文</p>"
+
+    long = respond(200, {"Content-Type": "text/html; charset=utf-8"}, canonical("/c" + "a" * 3000).encode())
+    assert (long.event.canonical, long.event.limits) == ("", ["canonical_length"])
+    assert long.links is not None and long.links.canonical == ""
+    short = respond(200, {"Content-Type": "text/html; charset=utf-8"}, canonical("/c" + "a" * 100).encode())
+    assert short.event.canonical == "https://example.cn/c" + "a" * 100 and short.event.limits == []
+
+
 def test_a_page_with_100000_links_publishes_a_capped_batch_under_the_bus_limit() -> None:
     links = "".join(f"<a href='/p/{i}'>{'链' * (300 if i < 10 else 1)}</a>" for i in range(100_000))
     outcome = respond(200, {"Content-Type": "text/html; charset=utf-8"}, f"<title>t</title>{links}".encode())
