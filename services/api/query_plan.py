@@ -82,8 +82,25 @@ def _grams(text: str) -> tuple[str, ...]:
     return tuple(grams(text))
 
 
+# The word fields whose idf bound (``field_scales``) a word's bigram phrase in titles,
+# and in headings and bodies, takes: the same word, matched in the same text.
+_GRAM_SCALE_FIELDS = ("title_tokens", "body_tokens")
+
+
+def _gram_scale(scales: Scales | None, field: str, word: str) -> float:
+    """The factor on ``word``'s bigram phrase from its scale in ``field``'s words. A
+    phrase is a word's idf too: 保险 in one title of 27,469 and in most bodies led
+    InsuranceQA's questions through the title bigrams once its title term was bounded.
+    Where no page holds the word as a word there (0), the phrase keeps its boost: it
+    matches only text segmented otherwise."""
+    scale = (scales or {}).get((field, word), 1.0)
+    return scale if scale > 0 else 1.0
+
+
 def _idf(docs: int, df: int) -> float:
-    """BM25's idf, as Lucene and tantivy compute it."""
+    """BM25's idf, as Lucene and tantivy compute it; never below its value for a word
+    every document holds (a backend's counts may lag one another)."""
+    df = min(df, docs)
     return math.log(1 + (docs - df + 0.5) / (df + 0.5))
 
 
@@ -117,16 +134,22 @@ class QueryPlanner:
         idf, and times the title boost the front page led questions about insurance
         while answers matched them. The collection idf (from the word's largest
         document frequency over the fields, as BM25F and Elasticsearch's cross_fields
-        blend it) bounds each field's; a cap of 1 is BM25F's one idf."""
+        blend it) bounds each field's; a cap of 1 is BM25F's one idf.
+
+        A field no page holds the word in gets 0, and its clause is left out
+        (``_one_word``): it could match nothing and add nothing, yet a search looks
+        every term up in every segment (at a million pages, 20 segments, the bare
+        query's p50 fell by 8% without the anchor-text terms no page held; the whole
+        search's by about 1%)."""
         scales: Scales = {}
         cap = self._cfg.search_field_idf_cap
-        if cap <= 0:
-            return scales
         docs, by_word = freqs
         for w, per_field in by_word.items():
             collection = _idf(docs, max(per_field.values()))
             for f, df in per_field.items():
-                if df > 0:
+                if df == 0:
+                    scales[(f, w)] = 0.0
+                elif cap > 0:
                     scales[(f, w)] = min(1.0, cap * collection / _idf(docs, df))
         return scales
 
@@ -170,24 +193,31 @@ class QueryPlanner:
         return [(word, 1.0)] + [(n, self._cfg.search_synonym_weight) for n in synonyms(word)]
 
     def _one_word(self, word: str, weight: float, scales: Scales | None, by_grams: bool) -> Node:
-        """One word in every word field, or its bigrams when the page split it otherwise."""
+        """One word in every word field that holds it, or its bigrams when the page split
+        it otherwise."""
         cfg = self._cfg
-        should: list[Node] = [Term(f, word, b * (scales or {}).get((f, word), 1.0)) for f, b in cfg.search_field_boosts]
+        scales = scales or {}
+        fields = cfg.search_field_boosts
+        should: list[Node] = [Term(f, word, b * s) for f, b in fields if (s := scales.get((f, word), 1.0)) > 0]
         if by_grams and self._has_grams(word):
-            should.append(self._grams_phrase(_grams(word), cfg.search_gram_boost, cfg.search_gram_boost))
+            title, body = (cfg.search_gram_boost * _gram_scale(scales, f, word) for f in _GRAM_SCALE_FIELDS)
+            should.append(self._grams_phrase(_grams(word), title, body))
+        if not should:  # held nowhere: still a clause, one that matches nothing (an empty one would match all)
+            should = [Term(f, word, b) for f, b in fields[:1]]
         return Bool(should=tuple(should), minimum_should_match=1, boost=weight)
 
     def _has_grams(self, word: str) -> bool:
         """Whether a word is also looked for by its bigrams: a Han word of two or more characters."""
         return has_han(word) and len(word) >= 2 and self._cfg.search_gram_boost > 0
 
-    def title_grams_score(self, word: str, weight: float = 1.0) -> Node | None:
+    def title_grams_score(self, word: str, weight: float = 1.0, scales: Scales | None = None) -> Node | None:
         """The title half of what ``word(word, weight)`` scores through its bigrams (and
         its other names'), alone: what a long query's words keep of their bigrams, as
         score for the pages the words select (a title that splits a word otherwise still
         counts), without the body's, whose phrases were the costliest part."""
+        title_field = _GRAM_SCALE_FIELDS[0]
         should = tuple(
-            Phrase(TITLE_GRAMS, _grams(n), self._cfg.search_gram_boost * w)
+            Phrase(TITLE_GRAMS, _grams(n), self._cfg.search_gram_boost * w * _gram_scale(scales, title_field, n))
             for n, w in self._names(word)
             if self._has_grams(n)
         )
@@ -257,7 +287,7 @@ class QueryPlanner:
 
         def word(w: str, weight: float = 1.0) -> Node:
             grams_too = by_grams and w not in common
-            scored = None if grams_too else self.title_grams_score(w, weight)
+            scored = None if grams_too else self.title_grams_score(w, weight, scales)
             if scored is not None:
                 gram_scores.append(scored)
             return self.word(w, weight, scales, grams_too)

@@ -133,7 +133,10 @@ class SearchIndex(Protocol):
         commit becomes visible); None when the backend cannot tell cheaply. Result
         caches key on it."""
 
-    def get(self, url: str) -> IndexDoc | None: ...
+    def get(self, url: str) -> IndexDoc | None:
+        """The committed document as written, but for ``own_text``, which only a backend
+        that builds a page's tokens again from its text keeps (tantivy); the other
+        answers None."""
 
     def count(self) -> int: ...
 
@@ -154,11 +157,15 @@ class SearchIndex(Protocol):
         leaves the index as it was."""
 
     def close(self, finish_merges: bool = False) -> None:
-        """Release the writer; uncommitted writes are dropped. ``finish_merges`` waits
-        for the segment merges under way (Lucene's ``close``), for a job that ended
-        and leaves the index to searches; without it they are stopped, so that a
-        Ctrl-C is prompt. A stopped merge changes nothing: the next commit starts it
-        again."""
+        """Release the writer. Uncommitted writes are dropped where a write is not
+        durable before its commit (tantivy); where every acknowledged write already is
+        (Elasticsearch, which commits with a refresh), the next commit shows them.
+        Callers commit what they mean to keep and count on neither.
+
+        ``finish_merges`` waits for the segment merges under way (Lucene's
+        ``close``), for a job that ended and leaves the index to searches; without it
+        they are stopped, so that a Ctrl-C is prompt. A stopped merge changes nothing:
+        the next commit starts it again."""
 
 
 class LinkGraph(Protocol):

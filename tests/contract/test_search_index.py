@@ -8,6 +8,7 @@ as the ``elasticsearch`` param (marked integration) against a session noida-db s
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -18,11 +19,11 @@ import pytest
 from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
 from services.common.adapters.search_index_tantivy import TantivySearchIndex
 from services.api.query_plan import words_query
-from services.common.model import LinkFields, SearchQuery
+from services.common.model import IndexDoc, LinkFields, SearchQuery
 from services.common.query_tree import Bool, Phrase
 from services.common.ports import SearchIndex
 from services.common.settings import Settings
-from tests.page_events import index_doc
+from tests.page_events import index_doc, page_event
 
 CFG = Settings(search_rescore_window=50)
 A, B, C = "https://a.example.cn/", "https://b.example.cn/", "https://c.example.cn/"
@@ -485,3 +486,113 @@ def test_a_finished_close_still_drops_what_was_not_committed(tmp_path: Path) -> 
     index.upsert([index_doc(B, "软件 下载", "正文")])
     index.close(finish_merges=True)
     assert TantivySearchIndex(tmp_path / "index", CFG, read_only=True).urls() == [A]
+
+
+def test_term_stats_never_count_a_word_in_more_documents_than_they_count(index: SearchIndex) -> None:
+    # tantivy counts the versions a rewrite deleted until a merge drops them, in a word's
+    # document frequency and (so) in the number of documents beside it; with the live
+    # number beside it, a word on every page of a rewritten index had a negative idf.
+    index.upsert([index_doc(A, "网络 指南", "网络 配置"), index_doc(B, "网络", "网络 打印")])
+    index.commit()
+    for rank in (1.0, 2.0, 3.0):  # the ranker's runs: each rewrites both pages
+        index.set_link_fields({u: LinkFields(0.5, rank, "", "") for u in (A, B)})
+        index.commit()
+    docs, dfs = index.term_stats([("title_tokens", "网络"), ("body_tokens", "网络"), ("body_tokens", "打印")])
+    assert docs >= 2 and all(df <= docs for df in dfs)
+    assert dfs[0] * 2 >= docs and dfs[2] > 0  # in every page, in some
+
+
+def test_url_for_hash_is_the_smallest_url_even_when_many_share_the_hash(index: SearchIndex) -> None:
+    # Copies on other sites stay in the index (indexer._rivals): a text mirrored on a
+    # dozen sites must have one owner in both deployments (tantivy once took the
+    # smallest of the first ten matches only).
+    urls = [f"https://s{i:02d}.example.cn/" for i in range(15)]
+    index.upsert([index_doc(u, "标题", "正文", content_hash="same") for u in reversed(urls)])
+    index.commit()
+    assert index.url_for_hash("same") == urls[0]
+
+
+def test_get_returns_display_text_that_starts_with_the_token_marker(index: SearchIndex) -> None:
+    # Titles and headings keep private-use characters (page_text.collapse), e.g. an
+    # icon-font glyph before a word; only token fields carry the marker (Elasticsearch
+    # once stripped a leading "\ue000 " from display text too).
+    doc = replace(index_doc(A, "标题", "正文"), title="\ue000 首页", headings="\ue000")
+    index.upsert([doc])
+    index.commit()
+    got = index.get(A)
+    assert got is not None and (got.title, got.headings) == (doc.title, doc.headings)
+
+
+def test_an_empty_document_round_trips_through_a_link_field_rewrite(open_index: OpenIndex) -> None:
+    index = open_index()
+    empty = IndexDoc(url=A, site="", title="", headings="", body="", content_hash="", title_tokens="",
+                     headings_tokens="", body_tokens="", subword_tokens="")  # fmt: skip
+    index.upsert([empty])
+    index.commit()
+    assert index.get(A) == empty and index.sites() == [] and index.url_for_hash("") is None
+    index.set_link_fields({A: LinkFields(0.5, 1.0, "锚", "锚")})
+    index.commit()
+    expected = replace(empty, pagerank=0.5, rank=1.0, anchors="锚", anchors_tokens="锚")
+    assert index.get(A) == expected and _search(index, "锚") == [A]
+    assert open_index(read_only=True).get(A) == expected  # bigrams rebuilt by a reader: none
+
+
+def test_delete_and_re_add_in_one_batch_drops_the_link_fields(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "旧", "正文")])
+    index.commit()
+    index.set_link_fields({A: LinkFields(0.5, 2.0, "锚", "锚")})
+    index.commit()
+    index.delete([A])
+    index.upsert([index_doc(A, "新", "正文")])
+    index.upsert([index_doc(C, "一")])
+    index.set_link_fields({C: LinkFields(0.5, 2.0, "锚", "锚")})
+    index.upsert([index_doc(C, "二")])
+    index.delete([C])
+    index.upsert([index_doc(C, "三")])
+    index.commit()
+    a, c = index.get(A), index.get(C)
+    assert a is not None and (a.title, a.rank, a.anchors) == ("新", 0.0, "")
+    assert c is not None and (c.title, c.rank, c.anchors) == ("三", 0.0, "")
+
+
+def test_unusual_urls_round_trip(index: SearchIndex) -> None:
+    weird = [
+        "https://a.example.cn/路径/页面?q=中文&x=1#片段", "https://a.example.cn/a b", "https://a.example.cn/A",
+        "https://a.example.cn/a", "https://a.example.cn/%E4%B8%AD", "https://a.example.cn/\U0001f600",
+        "https://a.example.cn/\ufffd", "https://例子.中国/", "https://a.example.cn/x\ty", "https://a.example.cn/t ",
+    ]  # fmt: skip
+    index.upsert([index_doc(u, "标题", "正文", content_hash=f"h{i}") for i, u in enumerate(weird)])
+    index.commit()
+    assert index.urls() == sorted(weird)
+    assert [h.url for h in index.search(_query("标题", limit=50)).hits] == sorted(weird)  # ties by URL
+    for i, u in enumerate(weird):
+        got = index.get(u)
+        assert got is not None and got.url == u and index.url_for_hash(f"h{i}") == u
+    index.delete(weird)
+    index.commit()
+    assert index.urls() == []
+
+
+def test_a_page_of_links_keeps_its_bigrams_through_a_force_merge(open_index: OpenIndex) -> None:
+    from services.common.analysis import grams
+    from services.common.model import SearchQuery
+    from services.common.query_tree import Phrase
+    from services.indexer.document_builder import build_document
+
+    index = open_index(cfg=CFG.model_copy(update={"index_gram_cache_chars": 0}))
+    hub = page_event(A, "文档首页", "欢迎阅读。\n防火墙配置\n打印机设置")
+    empty_own = page_event(B, "导航", "网络设置\n系统更新")
+    index.upsert([
+        build_document(dataclasses.replace(hub, link_page=True, own_text="欢迎阅读。")),
+        build_document(dataclasses.replace(empty_own, link_page=True, own_text="")),
+    ])  # fmt: skip
+    index.commit()
+    index.set_link_fields({B: LinkFields(0.5, 2.0, "", "")})
+    index.commit()
+    index.force_merge()
+
+    def found(text: str) -> list[str]:
+        return [h.url for h in index.search(SearchQuery(tree=Phrase("body_grams", tuple(grams(text))))).hits]
+
+    assert found("欢迎阅读") == [A]
+    assert found("防火墙配置") == [] and found("网络设置") == []

@@ -172,3 +172,42 @@ def test_a_query_of_single_characters_alone_still_requires_them_everywhere() -> 
     plan = _plan("谈")
     (wanted,) = plan.tree.must
     assert {"title_tokens", "body_tokens"} <= _fields(wanted)
+
+
+def _word_fields(plan: Plan, word: str) -> set[str]:
+    """The fields where the plan looks ``word`` up as a term."""
+    found: set[str] = set()
+
+    def walk(node: Node) -> None:
+        if isinstance(node, Term) and node.value == word:
+            found.add(node.field)
+        elif isinstance(node, Bool):
+            for n in (*node.must, *node.should):
+                walk(n)
+
+    walk(plan.tree)
+    return found
+
+
+def test_a_word_is_looked_up_only_in_the_fields_that_hold_it() -> None:
+    # Anchor text and headings hold few words of a site: a term no page holds in a field
+    # can match nothing there, yet a search would look it up in every segment.
+    held = {("title_tokens", "防火墙"): 3, ("body_tokens", "防火墙"): 40}
+
+    def stats(pairs: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        return PAGES, [held.get(pair, 0) for pair in pairs]
+
+    plan = QueryPlanner(Settings(), stats).plan(parse("防火墙"))
+    assert _word_fields(plan, "防火墙") == {"title_tokens", "body_tokens", "subword_tokens"}
+    assert _word_fields(_plan("防火墙"), "防火墙") == {  # held in every field: every field
+        "title_tokens", "headings_tokens", "anchors_tokens", "body_tokens", "subword_tokens"}  # fmt: skip
+
+
+def test_a_latin_word_no_field_holds_still_matches_nothing() -> None:
+    # No bigrams to fall back on and every field left out: the clause must stay one that
+    # matches nothing, not become an empty one (which matches every page).
+    def none(pairs: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        return PAGES, [0] * len(pairs)
+
+    plan = QueryPlanner(Settings(search_subword_boost=0), none).plan(parse("zyxwv"))
+    assert _word_fields(plan, "zyxwv") == {"title_tokens"}

@@ -156,15 +156,19 @@ def _content_source(doc: IndexDoc) -> dict[str, Any]:
 
 
 def _from_source(src: Mapping[str, Any]) -> IndexDoc:
-    def text(name: str) -> str:
+    def display(name: str) -> str:
         value = src.get(name)
-        return "" if value is None else token_fields.read(str(value))
+        return "" if value is None else str(value)
+
+    def text(name: str) -> str:
+        # Token fields only: a title may well start with the marker character itself.
+        return token_fields.read(display(name))
 
     def number(name: str) -> float:
         value = src.get(name)
         return 0.0 if value is None else float(value)
 
-    return index_doc_from(text, text, number, tuple(int(v) for v in src.get("minhash") or ()))
+    return index_doc_from(text, display, number, tuple(int(v) for v in src.get("minhash") or ()))
 
 
 def _generation(alias: str, index: str) -> int | None:

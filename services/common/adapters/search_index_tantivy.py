@@ -257,6 +257,7 @@ class TantivySearchIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
         self._views = 0  # searcher views loaded so far: the view_version
+        self._stored_docs_of = (-1, 0)  # (view, documents stored in its segments)
         self._hits = StoredHitCache(cfg.search_doc_cache_entries)
         self._recent = RecentDocuments(0 if read_only else cfg.index_gram_cache_chars)
         # Readers only: a writer's merges read segments front to back.
@@ -384,9 +385,13 @@ class TantivySearchIndex:
         if not content_hash:
             return None
         searcher = self._searcher()
-        hits = searcher.search(self._term("content_hash", content_hash), limit=10).hits
-        urls = [searcher.doc(addr).get_first("url") for _, addr in hits]
-        # Two URLs may share a hash after a race; the smallest is a stable answer.
+        query = self._term("content_hash", content_hash)
+        found = searcher.search(query, limit=10, count=True)
+        if (found.count or 0) > len(found.hits):  # one text on many sites: every one is a candidate
+            found = searcher.search(query, limit=int(found.count or 0), count=False)
+        urls = [searcher.doc(addr).get_first("url") for _, addr in found.hits]
+        # Two URLs may share a hash after a race, or the text is on several sites: the
+        # smallest is a stable answer, and Elasticsearch's (sorted by URL).
         return min((str(u) for u in urls if u), default=None)
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
@@ -405,8 +410,24 @@ class TantivySearchIndex:
         return int(self._searcher().num_docs)
 
     def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        """Counted as tantivy's BM25 counts them: a document frequency includes the
+        versions a rewrite deleted (until a merge drops them), as in Lucene, and so does
+        the number of documents here. With the live count beside it instead, a word on
+        every page of an index the ranker had rewritten whole was held by twice as many
+        documents as there were, and the planner's idf for it came out negative."""
         searcher = self._searcher()
-        return int(searcher.num_docs), [int(searcher.doc_freq(field, token)) for field, token in terms]
+        dfs = [int(searcher.doc_freq(field, token)) for field, token in terms]
+        return max(int(searcher.num_docs), self._stored_docs()), dfs
+
+    def _stored_docs(self) -> int:
+        """Documents in the view's segments, deleted versions included (meta.json's
+        ``max_doc``s; tantivy-py does not tell), read once per view."""
+        views, count = self._stored_docs_of
+        if views != self._views:
+            meta = json.loads((self._path / "meta.json").read_text(encoding="utf-8"))
+            count = sum(int(segment.get("max_doc", 0)) for segment in meta.get("segments", []))
+            self._stored_docs_of = (self._views, count)
+        return count
 
     def sites(self) -> list[str]:
         agg = {"sites": {"terms": {"field": "site", "size": _MAX_SITES}}}
