@@ -596,3 +596,17 @@ def test_a_page_of_links_keeps_its_bigrams_through_a_force_merge(open_index: Ope
 
     assert found("欢迎阅读") == [A]
     assert found("防火墙配置") == [] and found("网络设置") == []
+
+
+def test_cherokee_words_are_found(index: SearchIndex) -> None:
+    # The analysis case-folds, and casefold maps Cherokee to its capital letters (the one
+    # script where it is not lower case); Elasticsearch's analyzer lower-cases them at
+    # index time, and a term query is not analysed: a query must be lower-cased to match.
+    from services.common.analysis import analyze_as_text
+    from services.indexer.document_builder import build_document
+
+    index.upsert([build_document(page_event(A, "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ"))])
+    index.commit()
+    word = analyze_as_text("ᏣᎳᎩ").words
+    assert _search(index, word) == [A]
+    assert index.term_stats([("body_tokens", word)])[1] == [1]

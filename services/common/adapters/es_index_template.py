@@ -24,6 +24,8 @@ TEMPLATE_PRIORITY = 500
 
 # Stored for display and snippets, never searched: the segmented twins are.
 _TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "title_grams", "body_grams")
+# Every field ANALYZER splits (and lower-cases) at index time.
+ANALYZED_FIELDS = frozenset((*_TOKEN_FIELDS, "subword_tokens"))
 
 
 def index_pattern(alias: str) -> str:

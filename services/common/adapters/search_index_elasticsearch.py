@@ -435,7 +435,7 @@ class ElasticsearchSearchIndex:
 
     def term_stats(self, terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
         """One ``_msearch`` of counts: all documents, then each term's."""
-        queries: list[dict[str, Any]] = [{"match_all": {}}] + [{"term": {f: t}} for f, t in terms]
+        queries: list[dict[str, Any]] = [{"match_all": {}}] + [{"term": {f: _as_indexed(f, t)}} for f, t in terms]
         searches: list[dict[str, Any]] = []
         for q in queries:
             searches += [{}, {"size": 0, "track_total_hits": True, "query": q}]
@@ -647,6 +647,14 @@ class ElasticsearchSearchIndex:
         return SearchHits(total=int(result["hits"]["total"]["value"]), hits=hits)
 
 
+def _as_indexed(field: str, token: str) -> str:
+    """A token as the template's analyzer indexed it: lower-cased, which a term query
+    does not do. The analysis folds with ``casefold``, which leaves every script lower
+    case but Cherokee (whose case folding is to capitals): unmatched, no Cherokee word
+    was ever found."""
+    return token.lower() if field in template.ANALYZED_FIELDS else token
+
+
 def _translate(node: Node) -> dict[str, Any]:
     """One query-tree node as Elasticsearch query DSL (see services/common/query_tree.py).
 
@@ -654,13 +662,13 @@ def _translate(node: Node) -> dict[str, Any]:
     again; ``match_phrase`` with the whitespace analyzer splits exactly what we joined.
     """
     if isinstance(node, Term):
-        return {"term": {node.field: {"value": node.value, "boost": node.boost}}}
+        return {"term": {node.field: {"value": _as_indexed(node.field, node.value), "boost": node.boost}}}
     if isinstance(node, Phrase):
         if node.prefix:
             prefix = {"match_phrase_prefix": {node.field: {"query": " ".join(node.values)}}}
             return prefix if node.boost == 1.0 else {"bool": {"must": [prefix], "boost": node.boost}}
         if len(node.values) == 1:
-            return {"term": {node.field: {"value": node.values[0], "boost": node.boost}}}
+            return {"term": {node.field: {"value": _as_indexed(node.field, node.values[0]), "boost": node.boost}}}
         phrase = {"match_phrase": {node.field: {"query": " ".join(node.values)}}}
         # The boost on a wrapping bool: Elasticsearch reads match_phrase's own boost too,
         # but not every server that speaks its API does (noida-db ignores it).

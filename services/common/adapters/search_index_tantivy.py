@@ -424,7 +424,10 @@ class TantivySearchIndex:
         ``max_doc``s; tantivy-py does not tell), read once per view."""
         views, count = self._stored_docs_of
         if views != self._views:
-            meta = json.loads((self._path / "meta.json").read_text(encoding="utf-8"))
+            try:
+                meta = json.loads((self._path / "meta.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # mid-swap (a force merge's copy): the live count will do
+                return 0
             count = sum(int(segment.get("max_doc", 0)) for segment in meta.get("segments", []))
             self._stored_docs_of = (self._views, count)
         return count
