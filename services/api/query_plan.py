@@ -89,10 +89,10 @@ _GRAM_SCALE_FIELDS = ("title_tokens", "body_tokens")
 
 def _gram_scale(scales: Scales | None, field: str, word: str) -> float:
     """The factor on ``word``'s bigram phrase from its scale in ``field``'s words. A
-    phrase is a word's idf too: 保险 in one title of 27,469 and in most bodies led
-    InsuranceQA's questions through the title bigrams once its title term was bounded.
-    Where no page holds the word as a word there (0), the phrase keeps its boost: it
-    matches only text segmented otherwise."""
+    phrase has a word's idf too: in a small copy of InsuranceQA (a page of links titled
+    保险问答, 保险 in most bodies) the title bigrams alone lifted that page over the
+    answers once its title term was bounded. Where no page holds the word as a word
+    there (0), the phrase keeps its boost: it matches only text segmented otherwise."""
     scale = (scales or {}).get((field, word), 1.0)
     return scale if scale > 0 else 1.0
 
