@@ -133,7 +133,8 @@ def cap_robots(text: str, caps: OutcomeCaps) -> tuple[str, list[str]]:
     if len(raw) <= caps.robots_bytes:
         return text, []
     head = raw[: caps.robots_bytes].decode("utf-8", errors="ignore")
-    return head[: head.rfind("\n") + 1], ["robots_size"]
+    end = max(head.rfind("\n"), head.rfind("\r"))  # a line may end with CR alone (RFC 9309 2.1)
+    return head[: end + 1], ["robots_size"]
 
 
 def _trim_anchor(link: Outlink, chars: int) -> Outlink:

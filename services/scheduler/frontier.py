@@ -432,6 +432,11 @@ class Frontier:
             changed: bool | None = False
         elif info.content_hash and event.content_hash:
             changed = info.content_hash != event.content_hash
+        elif not info.content_hash and not event.content_hash and info.status == event.status:
+            # A 404, a 410 or a redirect again: an answer without content that has not
+            # changed either, so its interval doubles too (before, every such URL came
+            # back after the first hour for ever; Nutch sends gone pages to the longest).
+            changed = False
         else:
             changed = None
         previous = None if info.note.startswith("failed") else info.interval_s

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timezone
 from email.utils import parsedate_to_datetime
 
 
@@ -11,10 +12,12 @@ def retry_after_until(value: str, now: float, cap_s: float = 86_400.0) -> float 
     value = (value or "").strip()
     if not value:
         return None
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit also takes ² and other digits
         return now + min(float(value), cap_s)
     try:
-        when = parsedate_to_datetime(value).timestamp()
+        when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return min(max(when, now), now + cap_s)
+    if when.tzinfo is None:  # the asctime form names no zone: every HTTP date is GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return min(max(when.timestamp(), now), now + cap_s)
