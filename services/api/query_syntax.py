@@ -10,25 +10,32 @@ read: a backend never sees the raw string.
 - ``site:host``: only pages of that host (several are OR'ed), ``-site:host`` leaves
   a host out;
 - ``a OR b``: either will do (``|`` too).
+
+Operators also work as a Chinese input method types them: ``site：`` with a
+full-width colon, ``－word`` with a full-width minus, ``｜`` and ``ＯＲ``.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from services.common.url_canonical import BadUrl, canonicalize
 
 MAX_SITE_CHARS = 253  # longest DNS name
 _QUOTES = str.maketrans({"“": '"', "”": '"', "＂": '"', "„": '"'})
 _TOKEN = re.compile(
-    r"""(?P<neg>-(?=\S))?
+    r"""(?P<neg>[-－](?=\S))?
         (?:
-            (?P<site>site:)(?P<host>[^\s"]*)
+            (?P<site>site[:：])(?P<host>[^\s"]*)
           | "(?P<quoted>[^"]*)(?P<closed>")?
           | (?P<word>[^\s"]+)
         )""",
     re.VERBOSE | re.IGNORECASE,
 )
-_OR = frozenset({"OR", "|"})
+_OR = frozenset({"OR", "|", "ＯＲ", "｜"})
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 class QuerySyntaxError(ValueError):
@@ -57,11 +64,23 @@ class ParsedQuery:
 
 
 def clean_site(raw: str) -> str:
-    """A host as ``site:`` and the site parameter take it: scheme and path dropped."""
-    host = raw.strip().lower()
-    host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", host).split("/", 1)[0]
-    if not host or len(host) > MAX_SITE_CHARS or any(c.isspace() for c in host):
-        raise QuerySyntaxError("site must be a host name such as www.example.cn")
+    """A host as ``site:`` and the site parameter take it, spelled as the index files
+    it (the crawler's canonical URLs): scheme and path dropped, lower case, a Chinese
+    domain name in punycode, no trailing dot, no default port (:443 or :80 without a
+    scheme, the one of the scheme with it)."""
+    text = raw.strip()
+    bad = QuerySyntaxError("site must be a host name such as www.example.cn")
+    if not text or len(text) > 2 * MAX_SITE_CHARS or any(c.isspace() for c in text):
+        raise bad
+    with_scheme = _SCHEME.match(text) is not None
+    try:
+        host = urlsplit(canonicalize(text if with_scheme else f"http://{text}")).netloc
+    except (BadUrl, UnicodeError, ValueError):
+        raise bad from None
+    if not with_scheme and host.endswith((":80", ":443")):
+        host = host.rsplit(":", 1)[0]
+    if not host or len(host) > MAX_SITE_CHARS:
+        raise bad
     return host
 
 

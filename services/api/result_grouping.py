@@ -83,33 +83,44 @@ class Page:
     crowded: set[str]  # sites with results moved off this page by the per-site limit
 
 
-def paginate(results: Sequence[Result], size: int, per_site: int, pages: int) -> list[Page]:
+def paginate(results: Sequence[Result], size: int, per_site: int, pages: int, lookahead: int = 20) -> list[Page]:
     """The first ``pages`` pages, each with at most ``per_site`` results of one site
-    while other sites have results to show; within a page, backend rank order."""
-    diverse = per_site > 0 and len({r.hit.site for r in results}) >= 2
+    while other sites have results to show; within a page, backend rank order.
+
+    Each page is chosen from the next ``size + lookahead`` results only, so that
+    page k comes out the same whether it was asked for or a later page was (whose
+    request reads more hits): choosing from all of them let a second site deeper in
+    a longer window reorder the earlier pages, and paging showed some results twice
+    and others never. Page 1 reads as many as before."""
     out: list[Page] = []
     pending = list(results)
     while pending and len(out) < pages:
-        if not diverse:
-            out.append(Page(pending[:size], set()))
-            pending = pending[size:]
-            continue
-        page: list[Result] = []
-        counts: Counter[str] = Counter()
-        rest: list[Result] = []
-        for r in pending:
-            if len(page) < size and counts[r.hit.site] < per_site:
-                page.append(r)
-                counts[r.hit.site] += 1
-            else:
-                rest.append(r)
-        if len(page) < size:  # too few other sites: the crowded ones fill the page
-            take = size - len(page)
-            page.extend(rest[:take])
-            rest = rest[take:]
+        window, later = pending[: size + lookahead], pending[size + lookahead :]
+        page, rest = _fill(window, size, per_site)
         last = max(r.rank for r in page)
         crowded = {r.hit.site for r in rest if r.rank < last}
         page.sort(key=lambda r: r.rank)
         out.append(Page(page, crowded))
-        pending = rest
+        pending = rest + later
     return out
+
+
+def _fill(window: list[Result], size: int, per_site: int) -> tuple[list[Result], list[Result]]:
+    """(one page, the rest of the window in order): at most ``per_site`` results of a
+    site while the window holds other sites, then the crowded ones fill the page."""
+    if per_site <= 0 or len({r.hit.site for r in window}) < 2:
+        return window[:size], window[size:]
+    page: list[Result] = []
+    counts: Counter[str] = Counter()
+    rest: list[Result] = []
+    for r in window:
+        if len(page) < size and counts[r.hit.site] < per_site:
+            page.append(r)
+            counts[r.hit.site] += 1
+        else:
+            rest.append(r)
+    if len(page) < size:  # too few other sites: the crowded ones fill the page
+        take = size - len(page)
+        page.extend(rest[:take])
+        rest = rest[take:]
+    return page, rest

@@ -43,6 +43,8 @@ def _as_int(name: str, value: int | str) -> int:
         return value
     text = str(value).strip()
     try:
+        if "_" in text:  # int() reads 1_0 as 10: a typo, not a number
+            raise ValueError(text)
         return int(text)
     except ValueError:
         raise BadQuery(f"{name} must be an integer, not {text[:20]!r}") from None
@@ -140,14 +142,16 @@ class SearchService:
         parsed = self.parse(q, site)
         # The window holds the pages before this one too: folding and site diversity
         # reorder across page boundaries, and each page must follow from the same order.
-        window = min(MAX_RESULT_WINDOW, page_n * size_n + max(size_n, 20))
+        margin = max(size_n, 20)
+        window = min(MAX_RESULT_WINDOW, page_n * size_n + margin)
         plan = self._planner.plan(parsed)
         found = self._run(plan, 0, window)
         if found.total == 0 and plan.widens:
             # No page holds every clause: any of them (or a word's parts) will do, best first.
             plan = self._planner.plan(parsed, any_clause=True)
             found = self._run(plan, 0, window)
-        pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site, page_n)
+        results = fold_near_duplicates(found.hits)
+        pages = paginate(results, size_n, self._cfg.search_results_per_site, page_n, margin)
         shown = pages[page_n - 1] if len(pages) >= page_n else Page([], set())
         return {
             "query": q,
@@ -155,7 +159,7 @@ class SearchService:
             "took_ms": round((time.perf_counter() - started) * 1000, 1),
             "page": page_n,
             "size": size_n,
-            "pages": min(math.ceil(found.total / size_n), MAX_RESULT_WINDOW // size_n),
+            "pages": self._page_count(found, results, size_n, margin),
             "site": site,
             "sites": list(parsed.sites),
             "terms": list(plan.highlight),
@@ -164,6 +168,15 @@ class SearchService:
             "more_from_sites": sorted(shown.crowded),
             "results": [self._result(r, plan.highlight) for r in shown.results],
         }
+
+    def _page_count(self, found: SearchHits, results: list[Result], size: int, margin: int) -> int:
+        """How many pages of results there are: counted where every hit is in hand (a
+        near-duplicate folds into its lead, so fifteen copies of one page are one
+        result, not two pages), else estimated from the total, as web engines do."""
+        most = MAX_RESULT_WINDOW // size
+        if len(found.hits) >= found.total:
+            return len(paginate(results, size, self._cfg.search_results_per_site, most, margin))
+        return min(math.ceil(found.total / size), most)
 
     @staticmethod
     def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
