@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import NamedTuple
 
-from services.api.term_finder import ASCII_ALNUM, finder
+from services.api.term_finder import ASCII_ALNUM, TermFinder, finder
 from services.common.analysis.fold import regional_forms
 from services.common.analysis.han import HAN
 
@@ -61,7 +61,7 @@ class _Matcher:
         for n, term in enumerate(self.finders):
             taken = 0
             for start, end in term.spans(text):
-                if start and text[start - 1] in ASCII_ALNUM and not _HAN_CHAR.match(text, start):
+                if _inside_a_word(text, start):
                     continue  # a Latin word starting inside a longer one ("apt" in "adapt")
                 found.append((start, start - end, n))
                 taken += 1
@@ -77,10 +77,23 @@ class _Matcher:
         return out
 
     def first(self, text: str, pos: int = 0) -> int | None:
-        """Where the first match at or after ``pos`` starts (word starts unchecked:
-        this only finds the part of a long body worth scanning)."""
-        starts = [at for at in (f.first(text, pos) for f in self.finders) if at is not None]
+        """Where the first match at or after ``pos`` starts: what finds the part of a
+        long body worth scanning, so a Latin word inside a longer one does not count
+        (an "adapt" near the top hid the "apt" 22,000 characters on that found the page)."""
+        starts = [at for at in (_first_word(f, text, pos) for f in self.finders) if at is not None]
         return min(starts) if starts else None
+
+
+def _inside_a_word(text: str, start: int) -> bool:
+    """Whether a match at ``start`` begins inside a longer Latin word."""
+    return bool(start) and text[start - 1] in ASCII_ALNUM and not _HAN_CHAR.match(text, start)
+
+
+def _first_word(finder: TermFinder, text: str, pos: int) -> int | None:
+    at = finder.first(text, pos)
+    while at is not None and _inside_a_word(text, at):
+        at = finder.first(text, at + 1)
+    return at
 
 
 @functools.lru_cache(maxsize=1024)

@@ -206,6 +206,13 @@ def test_site_filter_finds_the_host_however_it_is_spelled(client: FlaskClient, q
     )
 
 
+def test_a_long_page_found_by_a_word_shows_the_word_in_its_snippet(client: FlaskClient) -> None:
+    """"adapt" at the top of a 22,000-character page hid the real "apt" at its end: the
+    snippet was the page's start, nothing marked."""
+    snippet = _hit(_search(client, q="apt", size=50), "https://latin.example.cn/long")["snippet"]
+    assert "<em>apt</em>" in snippet, snippet[:60]
+
+
 def test_page_with_a_digit_separator_is_a_400(client: FlaskClient) -> None:
     """``page=1_0`` is not an integer in the contract's sense; Python's int() reads it as
     10, and the API answered page 10."""
