@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from html import escape
@@ -152,7 +153,8 @@ def _best_window(text: str, matches: list[_Match], width: int) -> tuple[int, int
 
 
 def _snap(text: str, start: int, end: int) -> tuple[int, int]:
-    """Move cut points off the middle of a Latin word, if a space is near."""
+    """Move cut points off the middle of a Latin word, if a space is near, and never
+    into a character drawn with several code points (``_continues``)."""
     if start > 0 and text[start - 1].isalnum() and text[start].isascii():
         space = _SPACE.search(text, start, start + 15)
         if space is not None:
@@ -161,7 +163,36 @@ def _snap(text: str, start: int, end: int) -> tuple[int, int]:
         spaces = list(_SPACE.finditer(text, max(start, end - 15), end))
         if spaces:
             end = spaces[-1].start()
+    while start < end and _continues(text, start):
+        start += 1
+    while end > start and _continues(text, end):
+        end -= 1
     return start, end
+
+
+_JOINERS = frozenset("\u200d\ufe0e\ufe0f")  # zero-width joiner, text and emoji presentation
+
+
+def _continues(text: str, i: int) -> bool:
+    """Whether ``text[i]`` belongs to the character before it on screen: a combining
+    accent (e + U+0301), a joiner or what follows one, or the second half of a flag (two
+    regional indicators: cut between them, 🇨🇳🇨🇳 shows as 🇳🇨). A cut there leaves
+    a lone accent, or another country's flag."""
+    if i <= 0 or i >= len(text):
+        return False
+    ch, before = text[i], text[i - 1]
+    if unicodedata.combining(ch) or ch in _JOINERS or before == "\u200d":
+        return True
+    if _regional(ch) and _regional(before):
+        run = 0
+        while i - 1 - run >= 0 and _regional(text[i - 1 - run]):
+            run += 1
+        return run % 2 == 1
+    return False
+
+
+def _regional(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
 
 
 def _region(body: str, matcher: _Matcher | None, width: int) -> tuple[str, bool, bool]:
@@ -216,4 +247,7 @@ def title_html(title: str, terms: Sequence[str], width: int = TITLE_CHARS) -> st
     """The title highlighted, cut to ``width`` characters."""
     text = _SPACES.sub(" ", title).strip()
     cut = len(text) > width
-    return _mark(text[:width], _matcher(terms)) + (ELLIPSIS if cut else "")
+    end = width
+    while end > 0 and _continues(text, end):
+        end -= 1
+    return _mark(text[:end], _matcher(terms)) + (ELLIPSIS if cut else "")

@@ -213,6 +213,30 @@ def test_a_long_page_found_by_a_word_shows_the_word_in_its_snippet(client: Flask
     assert "<em>apt</em>" in snippet, snippet[:60]
 
 
+def test_snippet_does_not_start_between_the_two_halves_of_a_flag(client: FlaskClient) -> None:
+    """Cut after the first regional indicator, 🇨🇳🇨🇳… read 🇳🇨🇳🇨: New Caledonia's flag."""
+    text = _text(_hit(_search(client, q="国旗"), "https://emoji.example.cn/flag")["snippet"]).lstrip("…")
+    assert text.startswith(FLAG_CN), text[:4].encode("unicode_escape").decode()
+
+
+def test_snippet_does_not_start_with_a_combining_accent(client: FlaskClient) -> None:
+    text = _text(_hit(_search(client, q="咖啡馆"), "https://comb.example.cn/cafe")["snippet"]).lstrip("…")
+    assert not unicodedata.combining(text[0]), text[:4].encode("unicode_escape").decode()
+
+
+@pytest.mark.parametrize(
+    ("query", "url", "whole"),
+    [("旗帜", "https://emoji.example.cn/title", FLAG_CN), ("重音", "https://comb.example.cn/title", E_ACUTE_NFD)],
+    ids=["flag", "combining-accent"],
+)
+def test_a_long_title_is_not_cut_inside_a_character(client: FlaskClient, query: str, url: str, whole: str) -> None:
+    """A title of 80+ characters was cut at 80 code points: half a flag, or an e without
+    its accent, before the ellipsis."""
+    shown = _text(_hit(_search(client, q=query), url)["title_html"]).rstrip("…")
+    tail = shown[-2:]
+    assert whole in shown or whole[0] not in tail, tail.encode("unicode_escape").decode()
+
+
 def test_page_with_a_digit_separator_is_a_400(client: FlaskClient) -> None:
     """``page=1_0`` is not an integer in the contract's sense; Python's int() reads it as
     10, and the API answered page 10."""
