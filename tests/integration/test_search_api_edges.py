@@ -17,7 +17,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from flask import Flask
 from flask.testing import FlaskClient
 
 from services.api.app import create_app
@@ -72,22 +71,13 @@ def _pages() -> list[PageEvent]:
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TantivySearchIndex]:
-    idx = TantivySearchIndex(tmp_path_factory.mktemp("review") / "index", Settings())
-    idx.upsert([build_document(e) for e in _pages()])
-    idx.commit()
-    yield idx
-    idx.close()
-
-
-@pytest.fixture(scope="module")
-def app(index: TantivySearchIndex) -> Flask:
-    return create_app(Settings(), index=index)
-
-
-@pytest.fixture
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
+    """One app over all the pages, shared by the module's tests (they only read)."""
+    index = TantivySearchIndex(tmp_path_factory.mktemp("edges") / "index", Settings())
+    index.upsert([build_document(e) for e in _pages()])
+    index.commit()
+    yield create_app(Settings(), index=index).test_client()
+    index.close()
 
 
 def _search(client: FlaskClient, **params: object) -> dict:
