@@ -102,6 +102,19 @@ def test_a_url_that_answers_the_same_every_time_backs_off_like_an_unchanged_page
 
 
 
+def test_urls_of_a_host_whose_robots_txt_stays_unreachable_back_off():
+    # README: "A URL that failed its quick retries is tried again after 1 hour and backs
+    # off the same way." The URLs of a host given up because its robots.txt answers 503
+    # came back after exactly one hour, every hour, for ever: the host's robots.txt was
+    # asked 24 times a day however long it had been down.
+    clock = Clock(1_700_000_000.0)
+    f = make(clock)
+    sent = run_continuously(f, clock, 4 * DAY, lambda job: (503, {}))
+    times = [t for t, _ in sent]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert gaps[-1] > 2 * HOUR, f"{len(times)} robots.txt requests in 4 days; the last gaps {gaps[-3:]} s"
+
+
 # --- robots.txt ----------------------------------------------------------------------
 
 
