@@ -150,8 +150,12 @@ class SearchService:
             # No page holds every clause: any of them (or a word's parts) will do, best first.
             plan = self._planner.plan(parsed, any_clause=True)
             found = self._run(plan, 0, window)
-        results = fold_near_duplicates(found.hits)
-        pages = paginate(results, size_n, self._cfg.search_results_per_site, page_n, margin)
+        # Every hit in hand: every page is made, and counted (copies fold into one
+        # result, so there may be fewer than total / size). Pages come out the same
+        # however many are made (paginate), so page_n is the one asked for either way.
+        in_hand = len(found.hits) >= found.total
+        pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site,
+                         MAX_RESULT_WINDOW // size_n if in_hand else page_n, margin)  # fmt: skip
         shown = pages[page_n - 1] if len(pages) >= page_n else Page([], set())
         return {
             "query": q,
@@ -159,7 +163,7 @@ class SearchService:
             "took_ms": round((time.perf_counter() - started) * 1000, 1),
             "page": page_n,
             "size": size_n,
-            "pages": self._page_count(found, results, size_n, margin),
+            "pages": len(pages) if in_hand else min(math.ceil(found.total / size_n), MAX_RESULT_WINDOW // size_n),
             "site": site,
             "sites": list(parsed.sites),
             "terms": list(plan.highlight),
@@ -168,15 +172,6 @@ class SearchService:
             "more_from_sites": sorted(shown.crowded),
             "results": [self._result(r, plan.highlight) for r in shown.results],
         }
-
-    def _page_count(self, found: SearchHits, results: list[Result], size: int, margin: int) -> int:
-        """How many pages of results there are: counted where every hit is in hand (a
-        near-duplicate folds into its lead, so fifteen copies of one page are one
-        result, not two pages), else estimated from the total, as web engines do."""
-        most = MAX_RESULT_WINDOW // size
-        if len(found.hits) >= found.total:
-            return len(paginate(results, size, self._cfg.search_results_per_site, most, margin))
-        return min(math.ceil(found.total / size), most)
 
     @staticmethod
     def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:

@@ -165,9 +165,7 @@ def _snap(text: str, start: int, end: int) -> tuple[int, int]:
             end = spaces[-1].start()
     while start < end and _continues(text, start):
         start += 1
-    while end > start and _continues(text, end):
-        end -= 1
-    return start, end
+    return start, _whole_end(text, end, start)
 
 
 _JOINERS = frozenset("\u200d\ufe0e\ufe0f")  # zero-width joiner, text and emoji presentation
@@ -189,6 +187,13 @@ def _continues(text: str, i: int) -> bool:
             run += 1
         return run % 2 == 1
     return False
+
+
+def _whole_end(text: str, end: int, floor: int = 0) -> int:
+    """``end``, moved back (not below ``floor``) until ``text[:end]`` ends on a whole character."""
+    while end > floor and _continues(text, end):
+        end -= 1
+    return end
 
 
 def _regional(ch: str) -> bool:
@@ -247,7 +252,4 @@ def title_html(title: str, terms: Sequence[str], width: int = TITLE_CHARS) -> st
     """The title highlighted, cut to ``width`` characters."""
     text = _SPACES.sub(" ", title).strip()
     cut = len(text) > width
-    end = width
-    while end > 0 and _continues(text, end):
-        end -= 1
-    return _mark(text[:end], _matcher(terms)) + (ELLIPSIS if cut else "")
+    return _mark(text[: _whole_end(text, width)], _matcher(terms)) + (ELLIPSIS if cut else "")

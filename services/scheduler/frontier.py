@@ -17,7 +17,7 @@ from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate,
 from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, PageRemoval
 from services.common.ports import FrontierState
 from services.common.settings import Settings
-from services.scheduler.recrawl_policy import failure_interval, next_interval, parse_lastmod
+from services.scheduler.recrawl_policy import failure_interval, given_up_interval, next_interval, parse_lastmod
 from services.scheduler.retry_after import retry_after_until
 from services.scheduler.robots_rules import RobotsRules
 from services.scheduler.scope import Scope, seed_domains
@@ -312,7 +312,9 @@ class Frontier:
             update = HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=f"given up: robots.txt {reason}")
             self.state.update_host(info.host, update, now, True)
             self.state.bump("hosts_given_up")
-            retry_at = now + self._robots_retry_s(failures)
+            # The failures go on counting across passes: the interval doubles with each
+            # pass that finds the host still down (it was an hour, for ever).
+            retry_at = now + given_up_interval(self.cfg, max(0, failures - self.cfg.frontier_max_fetch_failures))
             self.state.drop_queued(
                 self.state.queued_urls(info.host), "failed", f"failed: host_unavailable:{reason}", due_at=retry_at
             )
@@ -326,14 +328,6 @@ class Frontier:
             block_reason=f"robots.txt {event.status or event.error}",
         )
         self.state.update_host(info.host, update, now, release=True)
-
-    def _robots_retry_s(self, failures: int) -> float:
-        """When the URLs of a host given up over its robots.txt come back: after the
-        failure recrawl interval, doubling with each pass that finds it still down (the
-        failures go on counting), as a failed URL's does; it was an hour for ever."""
-        passes = max(0, failures - self.cfg.frontier_max_fetch_failures)
-        interval = self.cfg.frontier_failure_recrawl_s * self.cfg.frontier_recrawl_factor**min(passes, 64)
-        return min(interval, max(self.cfg.frontier_recrawl_max_s, self.cfg.frontier_failure_recrawl_s))
 
     @staticmethod
     def _fetch_ended(event: PageEvent, now: float) -> float:

@@ -29,6 +29,14 @@ def failure_interval(cfg: Settings, previous_s: float | None, was_failed: bool) 
     return min(previous_s * cfg.frontier_recrawl_factor, cfg.frontier_recrawl_max_s)
 
 
+def given_up_interval(cfg: Settings, passes: int) -> float:
+    """When the URLs of a host given up over its robots.txt come back, after ``passes``
+    earlier passes that found it still down: ``failure_interval``'s backoff in closed
+    form, since the host, not each URL, remembers how often it failed."""
+    interval = cfg.frontier_failure_recrawl_s * cfg.frontier_recrawl_factor ** min(passes, 64)
+    return min(interval, max(cfg.frontier_recrawl_max_s, cfg.frontier_failure_recrawl_s))
+
+
 def parse_lastmod(value: str) -> float | None:
     """A sitemap <lastmod> (W3C datetime: a date, or a date and time) as epoch seconds."""
     value = (value or "").strip()
