@@ -375,11 +375,8 @@ def test_a_page_of_links_stays_out_of_its_link_texts_when_its_link_fields_are_re
     # Such a page is indexed by its own text (the indexer's rule). tantivy builds the
     # bigrams of a page it rewrites again, here from the stored document (nothing is
     # kept from the write), and must build them from that text, not from the body shown.
-    import dataclasses
-
     from services.common.analysis import grams
     from services.indexer.document_builder import build_document
-    from tests.page_events import page_event
 
     index = open_index(cfg=CFG.model_copy(update={"index_gram_cache_chars": 0}))
     hub = page_event(A, "文档首页", "欢迎阅读。\n防火墙配置\n打印机设置")
@@ -575,8 +572,6 @@ def test_unusual_urls_round_trip(index: SearchIndex) -> None:
 
 def test_a_page_of_links_keeps_its_bigrams_through_a_force_merge(open_index: OpenIndex) -> None:
     from services.common.analysis import grams
-    from services.common.model import SearchQuery
-    from services.common.query_tree import Phrase
     from services.indexer.document_builder import build_document
 
     index = open_index(cfg=CFG.model_copy(update={"index_gram_cache_chars": 0}))
