@@ -17,9 +17,9 @@ whatever else the machine is doing; ``crawl`` alternates whole crawls.
 Medians and the fastest rounds are both reported: on a machine shared with other work
 the fastest round of each side is the one least disturbed.
 
-``build``, ``extract`` and ``admit`` time the demo site's pages (``bench/corpus.py``) repeated
+``build``, ``extract`` and ``admit`` time the demo site's pages (``bench/sites/corpus.py``) repeated
 ``--copies`` times, with ``time.process_time`` (the CPU of the process), after one
-untimed pass to warm caches; ``crawl`` is ``bench/crawl_profile.py``'s bare crawl.
+untimed pass to warm caches; ``crawl`` is ``bench/crawl/crawl_profile.py``'s bare crawl.
 
 ``outputs`` times nothing: it runs ``extract`` and ``build_document`` of both sides over
 every page of the demo, GIMP and LibreOffice sites (those already built) and reports
@@ -41,7 +41,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import machine
+from bench.measure import machine
 from services.cli.demo_site import build_demo_site, default_cache
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ _CHILD = r"""
 import json, sys, time
 sys.path.append({repo!r})
 from pathlib import Path
-from bench.corpus import repeated, site_pages
+from bench.sites.corpus import repeated, site_pages
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
 from services.indexer.document_builder import build_document
@@ -65,9 +65,9 @@ if kind == "build":
     items = repeated(site_pages(site), copies)
     work = build_document
 elif kind == "admit":
-    from services.common.adapters.frontier_sqlite import SqliteFrontierState
-    from services.common.model import LinkBatch, PageEvent
-    from services.common.settings import Settings
+    from services.common.adapters.sqlite.frontier import SqliteFrontierState
+    from services.common.domain.messages import LinkBatch, PageEvent
+    from services.common.config import Settings
     from services.scheduler.frontier import Frontier
     from services.scheduler.scope import Scope
     seed = "http://docs.bench.example.cn/"
@@ -111,7 +111,7 @@ _OUTPUTS_CHILD = r"""
 import dataclasses, hashlib, json, sys
 sys.path.append({repo!r})
 from pathlib import Path
-from services.common.model import PageEvent
+from services.common.domain.messages import PageEvent
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
 from services.indexer.document_builder import build_document
@@ -238,7 +238,7 @@ def in_process(kind: str, base: Path, site: Path, copies: int, rounds: int, batc
 
 def crawl(tree: Path, site: Path) -> float:
     """ms of CPU per page of a whole `tansuo crawl` with ``tree``'s services."""
-    from bench.crawl_profile import measure
+    from bench.crawl.crawl_profile import measure
     from services.cli.static_site_server import SiteServer
 
     with SiteServer(site) as server:

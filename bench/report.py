@@ -8,21 +8,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from bench import load_report
-from bench.crawl_bench import Contender, CrawlCondition, CrawlRun
-from bench.crawl_profile import extract_block
-from bench.frontier_report import FrontierResults, render_frontier
-from bench.index_bench import IndexComparison, IndexRun
-from bench.machine import Machine
-from bench.many_hosts_report import BLOCK as MANY_HOSTS_BLOCK
-from bench.pagerank_report import BLOCK as PAGERANK_BLOCK
-from bench.scale_report import BLOCK as SCALE_BLOCK
-from bench.parity_report import BLOCK as PARITY_BLOCK
-from bench.process_compare import BLOCK as PROCESSES_BLOCK
-from bench.redis_frontier_report import BLOCK as REDIS_FRONTIER_BLOCK
-from bench.scheduler_scaling import BLOCK as SCHEDULERS_BLOCK
-from bench.scale_search import ScaleResults
-from bench.search_bench import SearchComparison
+from bench.cluster.parity_report import BLOCK as PARITY_BLOCK
+from bench.crawl.crawl_bench import Contender, CrawlCondition, CrawlRun
+from bench.crawl.crawl_profile import extract_block
+from bench.crawl.many_hosts_report import BLOCK as MANY_HOSTS_BLOCK
+from bench.crawl.process_compare import BLOCK as PROCESSES_BLOCK
+from bench.frontier.frontier_report import FrontierResults, render_frontier
+from bench.frontier.redis_frontier_report import BLOCK as REDIS_FRONTIER_BLOCK
+from bench.frontier.scheduler_scaling import BLOCK as SCHEDULERS_BLOCK
+from bench.indexing.index_bench import IndexComparison, IndexRun
+from bench.measure.machine import Machine
+from bench.pagerank.pagerank_report import BLOCK as PAGERANK_BLOCK
+from bench.scale.scale_report import BLOCK as SCALE_BLOCK
+from bench.scale.scale_search import ScaleResults
+from bench.serving import load_report
+from bench.serving.search_bench import SearchComparison
 
 
 @dataclass(frozen=True)
@@ -54,17 +54,17 @@ comparing absolute figures with anything.
 ```sh
 .venv/bin/python -m bench.run           # the full run, about 25 minutes on 2 cores; rewrites this file
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
-.venv/bin/python -m bench.load_bench --write --compare --profile /tmp/search.prof
+.venv/bin/python -m bench.serving.load_bench --write --compare --profile /tmp/search.prof
                                         # the API under load (about 15 minutes): its own section, last
-.venv/bin/python -m bench.cluster_parity --write
+.venv/bin/python -m bench.cluster.cluster_parity --write
                                         # cluster and embedded mode on one site, a crawler killed
                                         # (about 30 minutes, needs the test install): its own section
 .venv/bin/python -m bench.run --scale   # a million pages of the People's Daily and Tang and Song poems:
                                         # index docs/s, size, peak RSS, SearchService p50/p99 beside the
                                         # bare tantivy query, tansuo serve, at 100,000 and 1,000,000 pages
                                         # (hours on 2 cores, about 13 GB of disk in ~/.cache/tansuo;
-                                        # bench.scale_million --step build resumes a stopped build): its own section
-.venv/bin/python -m bench.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
+                                        # bench.scale.scale_million --step build resumes a stopped build): its own section
+.venv/bin/python -m bench.crawl.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
 .venv/bin/python -m bench.ab_compare build --base REV   # a change against revision REV, same pages, in turns
                                         # (also extract, admit, crawl); section 1b
 ```
@@ -81,12 +81,12 @@ says what it measures and how.
 1. **Crawl, pages/s**: pages fetched ÷ wall time of a whole `tansuo crawl URL --data DIR
    --delay 0 --allow-private-networks --no-progress` process, from spawn to exit. That
    process fetches, extracts, stores, indexes and ranks (PageRank) every page. The
-   baseline is `bench/naive_crawler.py`: single-threaded `urllib` + `html.parser`,
+   baseline is `bench/crawl/naive_crawler.py`: single-threaded `urllib` + `html.parser`,
    breadth-first over same-host links, each URL fetched once, nothing else done. Both
    run as subprocesses, in turns, and pages are counted by the site server (robots.txt
    and /sitemap.xml, which only Tansuo fetches, are not counted). Two site conditions:
    plain loopback (no latency: both are CPU-bound) and every response held back 50 ms
-   (`bench/slow_site.py`, standing in for a real network: here concurrency pays). With `--delay 0`, Tansuo
+   (`bench/sites/slow_site.py`, standing in for a real network: here concurrency pays). With `--delay 0`, Tansuo
    fetches up to `TANSUO_FRONTIER_HOST_PARALLELISM` pages of one host at once (default 8);
    the 50 ms case also runs with 16. *Start-up* is spawn to first request, *fetching*
    first to last request, *wind-down* last request to exit (final indexing, PageRank).
@@ -99,7 +99,7 @@ says what it measures and how.
    `TantivySearchIndex.upsert` + `commit` per batch of `TANSUO_INDEXER_BATCH_SIZE` (1,000 since 2026-11-26, 200 before),
    + closing the writer (waiting for segment merges); the indexer service's duplicate
    checks are left out, as they would drop the copies. Baseline: SQLite FTS5
-   (`bench/fts5_baseline.py`) given the same tokens by the same segmenter, upserting and
+   (`bench/indexing/fts5_baseline.py`) given the same tokens by the same segmenter, upserting and
    committing the same batches. *Engine only* is the same run with the time spent
    building documents taken out: the two engines alone.
 3. **Search latency**: 1,000 queries drawn with a fixed seed from the corpus (page titles,
@@ -117,7 +117,7 @@ and docs/s, and *slower* for latencies.
 
 
 def render(results: BenchResults, crawl_profile: str = "") -> str:
-    """``crawl_profile``: the block bench/crawl_profile.py's run left, put after the crawl."""
+    """``crawl_profile``: the block bench/crawl/crawl_profile.py's run left, put after the crawl."""
     parts = [HEADER, _results_heading(results), _machine(results.machine), _crawl(results)]
     if crawl_profile:
         parts.append(crawl_profile)
@@ -423,7 +423,7 @@ def scale(r: ScaleResults) -> str:
         f"### 3b. Search at scale: {r.docs:,} documents, and what the bigram fields cost\n\n"
         f"{r.with_grams.queries} queries (the same as in 3), size 10, page 1, each engine in turn. The documents "
         "are the demo site's pages and their copies written again under other host names "
-        "(`bench/scale_search.py`).\n\n"
+        "(`bench/scale/scale_search.py`).\n\n"
         + _table(("Index", "p50 ms", "p99 ms", "Mean ms", "Queries with results", "Size on disk, MiB"), rows)
         + f"\nThe bigram fields cost **{size_cost:.2f}×** the index size and **{p99_cost:.2f}×** the p99 "
         "latency of the words-only index on the same documents; FTS5 runs the query model of before "

@@ -3,15 +3,15 @@
     .venv/bin/python -m bench.run            # full run, rewrites docs/benchmarks.md
     .venv/bin/python -m bench.run --quick    # smoke run, printed to stdout
     .venv/bin/python -m bench.run --pagerank # only the PageRank benchmark, into its own block
-                                             # (bench.pagerank_bench; with --quick, 1M links, printed)
+                                             # (bench.pagerank.pagerank_bench; with --quick, 1M links, printed)
     .venv/bin/python -m bench.run --many-hosts  # only the many-host crawl, into its own block
-                                                # (bench.many_hosts; with --quick, 16 hosts, printed)
+                                                # (bench.crawl.many_hosts; with --quick, 16 hosts, printed)
     .venv/bin/python -m bench.run --index    # only the indexing benchmark (section 2), into its
                                              # section (about 3 minutes; with --quick, printed)
     .venv/bin/python -m bench.run --redis-frontier  # only the Redis frontier against SQLite, into its
-                                                    # own block (bench.redis_frontier_bench)
+                                                    # own block (bench.frontier.redis_frontier_bench)
     .venv/bin/python -m bench.run --scale    # only the million-page benchmark, into its own block
-                                             # (bench.scale_million; with --quick, 5,000 pages, printed)
+                                             # (bench.scale.scale_million; with --quick, 5,000 pages, printed)
 """
 
 from __future__ import annotations
@@ -21,18 +21,23 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import machine, report
-from bench.corpus import repeated, site_pages
-from bench.crawl_bench import TansuoConfig, run_condition
-from bench.frontier_bench import naive_schedule_rate, seen_set_cost, tansuo_schedule_rate
-from bench.frontier_report import FrontierResults
-from bench.index_bench import run_index_bench
-from bench.partition_spread import run as partition_spread
-from bench.scale_search import run_scale_bench
-from bench.search_bench import draw_queries, run_search_bench
+from bench import report
+from bench.crawl.crawl_bench import TansuoConfig, run_condition
+from bench.frontier.frontier_bench import (
+    naive_schedule_rate,
+    seen_set_cost,
+    tansuo_schedule_rate,
+)
+from bench.frontier.frontier_report import FrontierResults
+from bench.frontier.partition_spread import run as partition_spread
+from bench.indexing.index_bench import run_index_bench
+from bench.measure import machine
+from bench.scale.scale_search import run_scale_bench
+from bench.serving.search_bench import draw_queries, run_search_bench
+from bench.sites.corpus import repeated, site_pages
 from services.cli.demo_site import build_demo_site, default_cache
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,23 +89,29 @@ def main(argv: list[str] | None = None) -> int:
                              "and write its block")  # fmt: skip
     args = parser.parse_args(argv)
     if args.scale:
-        from bench import scale_million
+        from bench.scale import scale_million
 
         if not args.quick:
             return scale_million.main(["--write"])
         with tempfile.TemporaryDirectory(prefix="tansuo-scale-") as work:
             return scale_million.main(["--pages", "5000", "--at", "2000", "--queries", "200", "--work", work])
     if args.pagerank:
-        from bench import pagerank_bench  # needs the test install (its Redis server class)
+        from bench.pagerank import (
+            pagerank_bench,  # needs the test install (its Redis server class)
+        )
 
         small = ["--edges", "1000000", "--baseline-edges", "100000"]
         return pagerank_bench.main(small if args.quick else ["--write"])
     if args.many_hosts:
-        from bench import many_hosts  # its cluster runs need the test install (the servers' classes)
+        from bench.crawl import (
+            many_hosts,  # its cluster runs need the test install (the servers' classes)
+        )
 
         return many_hosts.main(["--hosts", "16", "--pages", "5", "--crawlers", "1"] if args.quick else ["--write"])
     if args.redis_frontier:
-        from bench import redis_frontier_bench  # needs the test install (its Redis server classes)
+        from bench.frontier import (
+            redis_frontier_bench,  # needs the test install (its Redis server classes)
+        )
 
         small = ["--urls", "10000", "--hosts", "100", "--cycles", "2000", "--rounds", "1"]
         return redis_frontier_bench.main(small if args.quick else ["--write"])
@@ -117,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         del os.environ[name]
 
     load_before = os.getloadavg()[0]
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     clock = time.perf_counter()
     _log(f"demo site in {args.site} ...")
     pages_on_site = build_demo_site(args.site)
@@ -172,7 +183,7 @@ def _index_only(site: Path, out: Path | None, rounds: int, copies: int) -> int:
         index = run_index_bench(repeated(site_pages(site), copies), Path(work), rounds, _log)
     m = machine.describe()
     heading, _, rest = report.render_index(index).partition("\n\n")
-    section = (f"{heading}\n\n{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, `python -m bench.run --index`, "
+    section = (f"{heading}\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, `python -m bench.run --index`, "
                f"Tansuo `{m.commit}`, {m.cpu}, {m.cores} cores, Python {m.python}; load average (1 min) "
                f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.\n\n{rest}")
     if out is None:

@@ -1,5 +1,5 @@
 """A cluster of Tansuo services, each its own process (``python -m services.cli.main``),
-on real servers: what the cluster end-to-end tests and ``bench/cluster_parity.py`` run.
+on real servers: what the cluster end-to-end tests and ``bench/cluster/cluster_parity.py`` run.
 
 Kept out of the test modules so that the benchmark starts services exactly as the
 tests do, from one definition.

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from services.common.analysis import document_grams
-from services.common.model import IndexDoc, PageEvent
+from services.common.domain.documents import IndexDoc
+from services.common.domain.messages import PageEvent
 
 
 def page_event(

@@ -3,7 +3,7 @@ Debian, programming and a blog, and one in Traditional script with Taiwan wordin
 
 from __future__ import annotations
 
-from services.common.model import PageEvent
+from services.common.domain.messages import PageEvent
 from tests.page_events import page_event
 
 SITES = (

@@ -4,7 +4,7 @@ Grafana's JSON is long and repetitive, so the dashboards are described here as a
 of panels and queries, and the JSON is generated. docker-compose provisions the files
 and the Helm chart ships them as ConfigMaps for Grafana's sidecar; a test checks that
 the committed files match this script and that every metric they name is in
-services/common/metrics.py.
+services/common/runtime/metrics.py.
 
     python deploy/grafana/build_dashboards.py           # rewrite the JSON files
     python deploy/grafana/build_dashboards.py --check   # exit 1 if they are stale

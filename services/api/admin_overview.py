@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.rate_chart import RateChart, rate_chart
-from services.common.frontier_types import FrontierCounts, HostInfo
+from services.common.domain.frontier_types import FrontierCounts, HostInfo
 from services.common.ports import FrontierState
 from services.scheduler.crawl_report import crawl_report
 

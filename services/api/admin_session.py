@@ -28,7 +28,7 @@ from datetime import timedelta
 from flask import Flask, session
 
 from services.api.bearer_auth import token_matches
-from services.common.settings import Settings
+from services.common.config import Settings
 
 _LABEL = b"tansuo operator console session v1"
 

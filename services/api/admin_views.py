@@ -14,7 +14,7 @@ from flask.typing import ResponseReturnValue
 from services.api import admin_session
 from services.api.admin_overview import overview
 from services.api.host_actions_api import bus, frontier_state
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.scheduler import host_actions
 from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 

@@ -22,17 +22,17 @@ from services.api import (
     seeds_api,
     web_ui,
 )
-from services.api.readiness_cache import CachedReadiness
-from services.api.search_service import SearchService
-from services.api.suggest_service import SuggestService
-from services.api.site_choices import SiteChoices
-from services.common.bootstrap import build_search_index
-from services.common.health_server import Readiness
-from services.common.metrics import ERRORS
-from services.common.ports import SearchIndex
-from services.common.retry_backoff import BackendUnavailable
-from services.common.settings import Settings
 from services.common import analysis
+from services.common.bootstrap import build_search_index
+from services.common.config import Settings
+from services.common.ports import SearchIndex
+from services.common.runtime.health_server import Readiness
+from services.common.runtime.metrics import ERRORS
+from services.common.runtime.readiness_cache import CachedReadiness
+from services.common.runtime.retry_backoff import BackendUnavailable
+from services.search.search_service import SearchService
+from services.search.site_choices import SiteChoices
+from services.search.suggest_service import SuggestService
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
-from services.api.readiness_cache import CachedReadiness
+from services.common.runtime.readiness_cache import CachedReadiness
 
 bp = Blueprint("health", __name__)
 
@@ -24,7 +24,7 @@ def live() -> ResponseReturnValue:
 @bp.get("/readyz")
 def ready() -> ResponseReturnValue:
     """200 when the search index answered its last ping, else 503 with what failed.
-    The ping runs in the background (services/api/readiness_cache.py): a probe never
+    The ping runs in the background (services/common/runtime/readiness_cache.py): a probe never
     waits behind searches."""
     readiness: CachedReadiness = current_app.extensions["tansuo.readiness"]
     status, body = readiness.response()

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 
 from flask import Flask, Response, g, request
 
-from services.common.json_logging import log_context
+from services.common.runtime.json_logging import log_context
 
 HEADER = "X-Request-ID"
 _ACCEPTABLE = re.compile(r"[A-Za-z0-9._:-]{1,128}")

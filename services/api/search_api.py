@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from services.api.search_service import BadQuery, SearchService
-from services.api.suggest_service import MAX_PREFIX_CHARS, SuggestService
+from services.search.search_service import BadQuery, SearchService
+from services.search.suggest_service import MAX_PREFIX_CHARS, SuggestService
 
 bp = Blueprint("search_api", __name__)
 

@@ -12,9 +12,14 @@ from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from services.api.rate_limit import TokenBuckets, is_exempt, parse_networks, retry_after_header
-from services.common.metrics import API_RATE_LIMITED
-from services.common.settings import Settings
+from services.api.rate_limit import (
+    TokenBuckets,
+    is_exempt,
+    parse_networks,
+    retry_after_header,
+)
+from services.common.config import Settings
+from services.common.runtime.metrics import API_RATE_LIMITED
 
 # Flask endpoint names (blueprint.view) that cost a search.
 LIMITED_ENDPOINTS = frozenset({"search_api.search", "search_api.suggest", "web_ui.index"})

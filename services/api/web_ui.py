@@ -7,9 +7,9 @@ import logging
 from flask import Blueprint, current_app, render_template, request
 from flask.typing import ResponseReturnValue
 
-from services.api.search_service import BadQuery, SearchService
-from services.api.site_choices import SELECT_LIMIT, SiteChoices
 from services.common.ports import SearchIndex
+from services.search.search_service import BadQuery, SearchService
+from services.search.site_choices import SELECT_LIMIT, SiteChoices
 
 log = logging.getLogger(__name__)
 

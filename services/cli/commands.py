@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-import json
 import html
+import json
 import sys
 import threading
+from pathlib import Path
 
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 
 EXIT_INTERRUPTED = 130
 # From this many documents a crawl's index has segments enough for a merge to pay
@@ -175,7 +175,7 @@ def seed(cfg: Settings, args: argparse.Namespace) -> int:
 
 
 def search(cfg: Settings, args: argparse.Namespace) -> int:
-    from services.api.search_service import BadQuery, SearchService
+    from services.search.search_service import BadQuery, SearchService
 
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
@@ -208,8 +208,8 @@ def serve(cfg: Settings, args: argparse.Namespace) -> int:
     """Serve the index of ``--data`` with the production server (gunicorn, one worker
     process per core by default); each worker opens the index read-only, so a crawl in
     another process may go on writing and every worker sees its commits."""
-    from services.api import gunicorn_server
     from services.api.app import create_app
+    from services.common.runtime.http import gunicorn_server
 
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
@@ -234,9 +234,9 @@ def _local_metrics(cfg: Settings) -> Settings:
 def run(cfg: Settings, args: argparse.Namespace) -> int:
     """Crawl and serve at once: the UI answers from the first indexed page on."""
     from services.api.app import create_app
-    from services.api.main import serve as serve_app
-    from services.api.metrics_port import serve_metrics_port
     from services.cli.embedded_crawl import EmbeddedCrawl
+    from services.common.runtime.http.inprocess_server import serve as serve_app
+    from services.common.runtime.http.metrics_port import serve_metrics_port
 
     _check_seeds(cfg, args.seeds)
     continuous = getattr(args, "continuous", False)  # `tansuo demo` has no such flag

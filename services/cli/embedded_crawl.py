@@ -20,10 +20,21 @@ from typing import Protocol
 
 from services.cli.index_process import IndexProcess, IndexProcessDied
 from services.cli.indexing_result import Finished
-from services.common.bootstrap import build_bus, build_frontier_state, build_page_store, build_search_index
-from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS
+from services.common.bootstrap import (
+    build_bus,
+    build_frontier_state,
+    build_page_store,
+    build_search_index,
+)
+from services.common.config import Settings
+from services.common.domain.messages import (
+    TOPIC_FETCHES,
+    TOPIC_INDEXED,
+    TOPIC_LINKS,
+    TOPIC_PAGES,
+    TOPIC_REMOVALS,
+)
 from services.common.ports import SearchIndex
-from services.common.settings import Settings
 from services.crawler.worker import CrawlerWorker
 from services.scheduler.frontier import Frontier
 from services.scheduler.frontier_metrics import MeteredFrontierState
@@ -136,7 +147,9 @@ class EmbeddedCrawl:
         if self._indexing is not None:
             return
         if self.cfg.embedded_processes == 1:
-            from services.cli.index_side import IndexSide  # only here: see index_process.child_main
+            from services.cli.index_side import (
+                IndexSide,  # only here: see index_process.child_main
+            )
 
             side = IndexSide(self.cfg, self.bus, build_search_index(self.cfg))
             self._indexing, self.index = side, side.index
@@ -162,7 +175,7 @@ class EmbeddedCrawl:
         if self._indexing is not None:
             self._indexing.close()
 
-    def run(self, on_tick: Callable[["EmbeddedCrawl"], None] | None = None) -> CrawlSummary:
+    def run(self, on_tick: Callable[[EmbeddedCrawl], None] | None = None) -> CrawlSummary:
         if not self.seeds and self.frontier.finished():
             log.warning("nothing to crawl: no seed is in scope and the frontier is empty")
         self.start_indexing()
@@ -188,7 +201,7 @@ class EmbeddedCrawl:
                 log.exception("scheduler step failed")
                 time.sleep(1.0)
 
-    def _watch(self, on_tick: Callable[["EmbeddedCrawl"], None] | None) -> None:
+    def _watch(self, on_tick: Callable[[EmbeddedCrawl], None] | None) -> None:
         """Stop the crawler once the frontier is empty twice in a row with no job pending."""
         quiet = ticks = 0
         orphans_due = time.monotonic() + RESUME_GRACE_S

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 EPILOG = """\
 judgments file (UTF-8, tab-separated, '#' starts a comment):
@@ -47,9 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(cfg: Settings, args: argparse.Namespace) -> int:
-    from services.api.evaluation.judgments import JudgmentsError
-    from services.api.evaluation.targets import TargetError
     from services.cli.commands import CommandError
+    from services.evaluation.judgments import JudgmentsError
+    from services.evaluation.targets import TargetError
 
     try:
         if args.generate is not None:
@@ -78,15 +78,15 @@ def _tick(n: int, total: int) -> None:
 
 
 def _load_corpus(index, progress: bool):  # noqa: ANN001, ANN202
-    from services.api.evaluation.corpus import load_corpus
+    from services.evaluation.corpus import load_corpus
 
     return load_corpus(index, on_progress=_tick if progress else None)
 
 
 def _generate(cfg: Settings, args: argparse.Namespace) -> int:
-    from services.api.evaluation.corpus import corpus_reader
-    from services.api.evaluation.generate import generate
-    from services.api.evaluation.judgments import format_judgments
+    from services.evaluation.corpus import corpus_reader
+    from services.evaluation.generate import generate
+    from services.evaluation.judgments import format_judgments
 
     index = _open_index(cfg, args, needed=True)
     pages = index.count()
@@ -107,10 +107,10 @@ def _generate(cfg: Settings, args: argparse.Namespace) -> int:
 
 
 def _evaluate(cfg: Settings, args: argparse.Namespace) -> int:
-    from services.api.evaluation import report, targets
-    from services.api.evaluation.judgments import read_judgments
-    from services.api.evaluation.runner import evaluate
     from services.cli.commands import CommandError
+    from services.evaluation import report, targets
+    from services.evaluation.judgments import read_judgments
+    from services.evaluation.runner import evaluate
 
     if args.judgments is None:
         raise CommandError("give a judgments file (or --generate OUT.tsv to write one); see tansuo eval --help")
@@ -118,7 +118,7 @@ def _evaluate(cfg: Settings, args: argparse.Namespace) -> int:
     judgments = read_judgments(args.judgments, base_url=args.base_url)
     rankers = {"tansuo": targets.over_http(args.url) if args.url else targets.in_process(cfg, index)}
     if index is not None and not args.no_baselines:
-        from services.api.evaluation.baselines import BaselineRankers
+        from services.evaluation.baselines import BaselineRankers
 
         docs = _load_corpus(index, progress=not args.no_progress)
         _warn_unindexed(judgments, {d.url for d in docs})

@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from services.common.config import Settings
 from services.common.ports import Bus
-from services.common.settings import Settings
 
 _SAYS = {
     "pause": "paused {host}: no fetches until `tansuo host resume {host}`",

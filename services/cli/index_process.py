@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 
 from services.cli.indexing_result import Finished
 from services.cli.parent_watch import parent_gone, watch_parent
-from services.common import multiprocess_metrics
 from services.common.bootstrap import build_bus, build_search_index
+from services.common.config import Settings
 from services.common.ports import IndexWriterBusy, SearchIndex
-from services.common.settings import Settings
+from services.common.runtime import multiprocess_metrics
 
 if TYPE_CHECKING:
     from services.cli.index_side import IndexSide

@@ -12,11 +12,10 @@ import threading
 
 from services.cli.indexing_result import Finished
 from services.common.bootstrap import build_link_graph
+from services.common.config import Settings
 from services.common.ports import Bus, SearchIndex
-from services.common.settings import Settings
 from services.indexer.indexer import Indexer
 from services.ranker.ranker import Ranker
-
 
 # How soon the loops notice the end of a crawl: they wait on the bus this long at a
 # time. A second (the services' default) was half a second of every crawl's end,

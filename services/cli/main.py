@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from services.common import multiprocess_metrics
+from services.common.runtime import multiprocess_metrics
 
 # Before anything imports prometheus_client: the serving commands run several worker
 # processes, whose metrics must be written where every worker's can be summed.
@@ -21,10 +21,16 @@ multiprocess_metrics.prepare(sys.argv[1:])
 
 from pydantic import ValidationError  # noqa: E402
 
-from services.cli import commands, eval_command, host_command, merge_command, service_commands  # noqa: E402
-from services.common.json_logging import JsonFormatter
-from services.common.log_throttle import RepeatThrottle
-from services.common.settings import Settings
+from services.cli import (  # noqa: E402
+    commands,
+    eval_command,
+    host_command,
+    merge_command,
+    service_commands,
+)
+from services.common.config import Settings
+from services.common.runtime.json_logging import JsonFormatter
+from services.common.runtime.log_throttle import RepeatThrottle
 
 EXIT_BAD_INPUT = 2
 

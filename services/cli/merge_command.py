@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

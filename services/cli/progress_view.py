@@ -29,7 +29,7 @@ class ProgressView:
             "crawl", total=None, fetched=0, queued=0, in_flight=0, indexed=0, rate=0.0, errors=0
         )
 
-    def __enter__(self) -> "ProgressView":
+    def __enter__(self) -> ProgressView:
         self._progress.start()
         return self
 

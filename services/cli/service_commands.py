@@ -14,6 +14,11 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 
+from services.cli.service_runtime import (
+    LoopBody,
+    ServiceRuntime,
+    Stopped,
+)
 from services.common.bootstrap import (
     build_bus,
     build_frontier_state,
@@ -21,11 +26,17 @@ from services.common.bootstrap import (
     build_page_store,
     build_search_index,
 )
-from services.common.metrics import CONSUMER_LAG, SEARCH_REQUESTS
-from services.common.model import TOPIC_FETCHES, TOPIC_INDEXED, TOPIC_LINKS, TOPIC_PAGES, TOPIC_REMOVALS, TOPIC_SEEDS
+from services.common.config import Settings
+from services.common.domain.messages import (
+    TOPIC_FETCHES,
+    TOPIC_INDEXED,
+    TOPIC_LINKS,
+    TOPIC_PAGES,
+    TOPIC_REMOVALS,
+    TOPIC_SEEDS,
+)
 from services.common.ports import Bus
-from services.common.settings import Settings
-from services.cli.service_runtime import LoopBody, ServiceRuntime, Stopped, pending_setting
+from services.common.runtime.metrics import CONSUMER_LAG, SEARCH_REQUESTS
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +59,10 @@ def consumer_lag(bus: Bus, group: str, topics: Sequence[str]) -> Callable[[], No
 def scheduler(cfg: Settings, args: argparse.Namespace) -> int:
     """Continuous crawling: admit links and outcomes, dispatch due jobs, sweep recrawls."""
     from services.scheduler.frontier import Frontier
-    from services.scheduler.frontier_metrics import MeteredFrontierState, set_frontier_gauges
+    from services.scheduler.frontier_metrics import (
+        MeteredFrontierState,
+        set_frontier_gauges,
+    )
     from services.scheduler.scheduler import GROUP, Scheduler
     from services.scheduler.scope import Scope
 
@@ -162,13 +176,13 @@ def crawler(cfg: Settings, args: argparse.Namespace) -> int:
 
 def api(cfg: Settings, args: argparse.Namespace) -> int:
     """Serve the search API and web UI with gunicorn's worker processes until SIGTERM,
-    then drain requests (services/api/gunicorn_server.py).
+    then drain requests (services/common/runtime/http/gunicorn_server.py).
 
     Each worker waits up to API_CONNECT_BEFORE_SERVING_S for its index, then serves
     and goes on connecting in the background; until connected, /readyz and searches
     answer 503 rather than the process crash-looping.
     """
-    from services.api import gunicorn_server
+    from services.common.runtime.http import gunicorn_server
 
     for outcome in ("ok", "bad_request", "error"):
         SEARCH_REQUESTS.labels(outcome=outcome)  # exported at 0, so rate() has a series from the start
@@ -177,10 +191,10 @@ def api(cfg: Settings, args: argparse.Namespace) -> int:
 
 def api_worker_app(cfg: Settings):  # type: ignore[no-untyped-def]  # a Flask app
     """The app of one API worker process, its index connected in the background."""
-    from services.api import gunicorn_server
     from services.api.app import create_app
-    from services.api.pending_index import PendingSearchIndex
-    from services.api.readiness_cache import CachedReadiness
+    from services.common.runtime.http import gunicorn_server
+    from services.common.runtime.readiness_cache import CachedReadiness
+    from services.search.pending_index import PendingSearchIndex
 
     rt = ServiceRuntime(cfg, "api", backends=("index",), serve_health_endpoints=False, handle_signals=False)
     rt.__enter__()

@@ -23,10 +23,20 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from services.common.bootstrap import ConfigError
-from services.common.health_server import HealthServer, Heartbeat, Readiness, serve_health
-from services.common.metrics import BACKEND_UP, ERRORS
-from services.common.retry_backoff import Backoff, BackendUnavailable, describe, retry
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.runtime.health_server import (
+    HealthServer,
+    Heartbeat,
+    Readiness,
+    serve_health,
+)
+from services.common.runtime.metrics import BACKEND_UP, ERRORS
+from services.common.runtime.retry_backoff import (
+    BackendUnavailable,
+    Backoff,
+    describe,
+    retry,
+)
 
 log = logging.getLogger(__name__)
 

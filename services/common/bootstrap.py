@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from services.common.config import Settings
 from services.common.ports import Bus, FrontierState, LinkGraph, PageStore, SearchIndex
-from services.common.settings import Settings
 
 
 class ConfigError(ValueError):
@@ -23,11 +23,11 @@ def _scheme(value: str) -> str:
 def build_bus(cfg: Settings) -> Bus:
     scheme = _scheme(cfg.bus)
     if scheme in ("", "sqlite"):
-        from services.common.adapters.bus_sqlite import SqliteBus
+        from services.common.adapters.sqlite.bus import SqliteBus
 
         return SqliteBus(cfg.data_dir / "bus.sqlite3")
     if scheme == "kafka":
-        from services.common.adapters.bus_kafka import KafkaBus
+        from services.common.adapters.kafka.bus import KafkaBus
 
         try:
             return KafkaBus.from_url(cfg.bus, cfg)
@@ -39,11 +39,11 @@ def build_bus(cfg: Settings) -> Bus:
 def build_page_store(cfg: Settings) -> PageStore:
     scheme = _scheme(cfg.store)
     if scheme in ("", "file"):
-        from services.common.adapters.page_store_packs import PackPageStore
+        from services.common.adapters.packs.page_store import PackPageStore
 
         return PackPageStore(cfg.data_dir / "pages")
     if scheme in ("s3", "s3+http", "s3+https"):
-        from services.common.adapters.page_store_s3 import S3PageStore
+        from services.common.adapters.s3.page_store import S3PageStore
 
         try:
             return S3PageStore.from_url(cfg.store, cfg)
@@ -62,11 +62,13 @@ def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
     can answer queries while `tansuo crawl` writes in another process."""
     scheme = _scheme(cfg.index)
     if embedded_index(cfg):
-        from services.common.adapters.search_index_tantivy import TantivySearchIndex
+        from services.common.adapters.tantivy.search_index import TantivySearchIndex
 
         return TantivySearchIndex(cfg.data_dir / "index", cfg, read_only=read_only)
     if scheme in ("elasticsearch", "elasticsearchs"):
-        from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
+        from services.common.adapters.elasticsearch.search_index import (
+            ElasticsearchSearchIndex,
+        )
 
         try:
             return ElasticsearchSearchIndex.from_url(cfg.index, cfg, read_only=read_only)
@@ -78,28 +80,31 @@ def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
 def build_link_graph(cfg: Settings) -> LinkGraph:
     scheme = _scheme(cfg.state)
     if scheme in ("", "sqlite"):
-        from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
+        from services.common.adapters.sqlite.link_graph import SqliteLinkGraph
 
         return SqliteLinkGraph(cfg.data_dir / "links.sqlite3")
     if scheme in ("redis", "rediss", "redis+cluster", "rediss+cluster"):
-        from services.common.adapters.link_graph_redis import RedisLinkGraph
+        from services.common.adapters.redis.link_graph import RedisLinkGraph
 
         return RedisLinkGraph.from_url(cfg.state)
     raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
-def build_frontier_state(cfg: Settings) -> "FrontierState":
+def build_frontier_state(cfg: Settings) -> FrontierState:
     scheme = _scheme(cfg.state)
     if scheme in ("", "sqlite"):
-        from services.common.adapters.frontier_sqlite import SqliteFrontierState
+        from services.common.adapters.sqlite.frontier import SqliteFrontierState
 
         return SqliteFrontierState(cfg.data_dir / "frontier.sqlite3")
     if scheme in ("redis", "rediss", "redis+cluster", "rediss+cluster"):
-        from services.common.adapters.frontier_redis import FrontierLayoutError, RedisFrontierState
+        from services.common.adapters.redis.frontier import (
+            FrontierLayoutError,
+            RedisFrontierState,
+        )
 
         try:
             # A new frontier gets a shard per partition of the bus's topics, so that a
-            # scheduler's partitions name its shards (services/common/host_partition.py).
+            # scheduler's partitions name its shards (services/common/domain/host_partition.py).
             return RedisFrontierState.from_url(cfg.state, shards=cfg.bus_partitions)
         except FrontierLayoutError as exc:
             raise ConfigError(f"TANSUO_STATE: {exc}") from exc

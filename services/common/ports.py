@@ -11,11 +11,25 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
-from services.common.model import IndexDoc, LinkFields, MergeReport, SearchHits, SearchQuery, StoredPage
+from services.common.domain.documents import (
+    IndexDoc,
+    LinkFields,
+    MergeReport,
+    StoredPage,
+)
+from services.common.domain.frontier_types import (
+    FrontierCounts,
+    HostInfo,
+    HostUpdate,
+    Lease,
+    NewUrl,
+    UrlInfo,
+    UrlUpdate,
+)
+from services.common.domain.search_types import SearchHits, SearchQuery
 
 if TYPE_CHECKING:  # numpy, which they hold, is not needed by every process that names a port
-    from services.common.link_ids import AnchorChunk, EdgeChunk
+    from services.common.domain.link_ids import AnchorChunk, EdgeChunk
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,7 @@ class Bus(Protocol):
 
     def partition_count(self, topic: str) -> int:
         """How many partitions ``topic`` has: a message keyed ``k`` is in partition
-        ``services.common.host_partition.host_partition(k, partition_count(topic))``."""
+        ``services.common.domain.host_partition.host_partition(k, partition_count(topic))``."""
 
     def ping(self) -> None:
         """Raise if the backend is unreachable; /readyz calls it."""
@@ -109,7 +123,7 @@ class SearchIndex(Protocol):
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         """Committed documents sharing at least one LSH band term with this MinHash
-        signature (``services.common.minhash.bands``), as (url, their signature):
+        signature (``services.common.domain.minhash.bands``), as (url, their signature):
         candidates only; the caller judges the similarity."""
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
@@ -229,7 +243,7 @@ class FrontierState(Protocol):
     - A host has at most ``parallelism`` fetches in flight, and a lease or a release
       pushes its ``next_allowed_at`` to at least now + its delay.
     - Hosts are split in ``shards()`` shards, host ``h`` in shard
-      ``host_partition(h, shards())`` (services/common/host_partition.py). The calls that
+      ``host_partition(h, shards())`` (services/common/domain/host_partition.py). The calls that
       select across hosts take ``shards``, the shards to select from (None: all), so
       schedulers can divide the hosts between them; any other call reaches every host.
     """
@@ -237,24 +251,24 @@ class FrontierState(Protocol):
     def shards(self) -> int: ...
 
     def ensure_host(self, host: str, scheme: str, delay_s: float) -> None: ...
-    def get_host(self, host: str) -> "HostInfo | None": ...
-    def get_hosts(self, hosts: Sequence[str]) -> "dict[str, HostInfo]":
+    def get_host(self, host: str) -> HostInfo | None: ...
+    def get_hosts(self, hosts: Sequence[str]) -> dict[str, HostInfo]:
         """Each known host of ``hosts`` by name, in one call: what a batch of URLs needs
         of their hosts is read once, not once per URL."""
-    def hosts(self, limit: int = 1000) -> "list[HostInfo]": ...
-    def claim_robots(self, now: float, limit: int, shards: Collection[int] | None = None) -> "list[HostInfo]": ...
+    def hosts(self, limit: int = 1000) -> list[HostInfo]: ...
+    def claim_robots(self, now: float, limit: int, shards: Collection[int] | None = None) -> list[HostInfo]: ...
     def expire_robots(self, now: float, shards: Collection[int] | None = None) -> list[str]: ...
     def expire_robots_claims(self, now: float, timeout_s: float, shards: Collection[int] | None = None) -> list[str]: ...
-    def update_host(self, host: str, update: "HostUpdate", now: float, release: bool) -> None: ...
-    def add_urls(self, urls: "Sequence[NewUrl]", now: float, host_budget: int) -> "list[NewUrl]": ...
+    def update_host(self, host: str, update: HostUpdate, now: float, release: bool) -> None: ...
+    def add_urls(self, urls: Sequence[NewUrl], now: float, host_budget: int) -> list[NewUrl]: ...
     def requeue_seed(self, url: str, now: float) -> bool: ...
     def lease_due(
         self, now: float, limit: int, parallelism: int, max_in_flight: int, shards: Collection[int] | None = None
-    ) -> "list[Lease]": ...
+    ) -> list[Lease]: ...
     def is_leased(self, url: str, lease_id: str) -> bool:
         """Whether this lease is still the URL's current one (crawlers skip stale jobs)."""
     def finish(
-        self, url: str, lease_id: str, update: "UrlUpdate", host_update: "HostUpdate | None" = None, now: float = 0.0
+        self, url: str, lease_id: str, update: UrlUpdate, host_update: HostUpdate | None = None, now: float = 0.0
     ) -> bool:
         """Record an outcome for the lease it names; False (and nothing changed) for a
         stale or repeated one. With ``host_update``, the same atomic step applies it to
@@ -266,23 +280,23 @@ class FrontierState(Protocol):
     def unlease(self, url: str, now: float, state: str, note: str) -> None: ...
     def expire_leases(self, now: float, timeout_s: float, shards: Collection[int] | None = None) -> int: ...
     def queued_urls(self, host: str) -> list[str]: ...
-    def drop_queued(self, urls: "Sequence[str]", state: str, note: str, due_at: float | None = None) -> int: ...
-    def url_state(self, url: str) -> "tuple[str, str, int] | None": ...
-    def url_info(self, url: str) -> "UrlInfo | None": ...
+    def drop_queued(self, urls: Sequence[str], state: str, note: str, due_at: float | None = None) -> int: ...
+    def url_state(self, url: str) -> tuple[str, str, int] | None: ...
+    def url_info(self, url: str) -> UrlInfo | None: ...
     def sweep_recrawl(self, now: float, limit: int, shards: Collection[int] | None = None) -> int:
         """Move done and failed URLs whose recrawl time has come back to the queue."""
     def requeue(self, url: str, now: float) -> bool: ...
-    def upcoming(self, limit: int) -> "list[tuple[str, str, float]]": ...
-    def add_scope_domains(self, domains: "Sequence[str]") -> None:
+    def upcoming(self, limit: int) -> list[tuple[str, str, float]]: ...
+    def add_scope_domains(self, domains: Sequence[str]) -> None:
         """Domains submitted with seeds to a running crawl; kept across restarts."""
     def scope_domains(self) -> list[str]: ...
     def bump(self, name: str, by: int = 1) -> None: ...
-    def url_breakdown(self) -> "list[tuple[str, str, str, int | None, int]]":
+    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
         """(host, state, note, status, number of URLs) over every URL: what a crawl did
         and did not do, for the crawl report. Reads every URL; not for a hot path."""
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
-    def counts(self, now: float) -> "FrontierCounts": ...
+    def counts(self, now: float) -> FrontierCounts: ...
     def set_paused(self, host: str, paused: bool, now: float) -> bool:
         """Pause or resume a host; False if the host is unknown. A paused host is neither
         claimed for robots.txt nor leased, until resumed, across restarts; its fetches
@@ -293,7 +307,7 @@ class FrontierState(Protocol):
         excluded ones stay excluded (robots.txt or scope said no, not time)."""
     def host_urls(self, host: str) -> list[str]:
         """Every URL of the host the frontier ever admitted, excluded ones left out."""
-    def fetch_history(self, since: float) -> "list[tuple[float, int]]":
+    def fetch_history(self, since: float) -> list[tuple[float, int]]:
         """(minute start, pages fetched in that minute) for the minutes from ``since``
         that had any, oldest first; kept for the last 24 hours."""
     def ping(self) -> None: ...

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from services.common.metrics import FETCHED_BYTES, PAGES_FETCHED
-from services.common.model import FetchJob, PageEvent
+from services.common.config import Settings
+from services.common.domain.messages import FetchJob, PageEvent
 from services.common.ports import Bus
-from services.common.settings import Settings
+from services.common.runtime.metrics import FETCHED_BYTES, PAGES_FETCHED
 
 if TYPE_CHECKING:
     from services.crawler.page_publisher import PagePublisher

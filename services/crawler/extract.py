@@ -15,11 +15,11 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from lxml import etree
 from w3lib.url import safe_url_string
 
-from services.common.model import Outlink
+from services.common.domain.messages import Outlink
+from services.common.domain.url_canonical import BadUrl, canonicalize
 from services.crawler.boilerplate import link_page_text, prune
 from services.crawler.page_text import body_text, collapse, text_of
 from services.crawler.robots_directives import header_robots, meta_robots
-from services.common.url_canonical import BadUrl, canonicalize
 
 _SKIP_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "#")
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

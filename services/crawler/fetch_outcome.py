@@ -11,12 +11,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urljoin
 
-from services.common.document_url import document_url
-from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, StoredPage, url_fingerprint
+from services.common.domain.document_url import document_url
+from services.common.domain.documents import StoredPage
+from services.common.domain.messages import (
+    FetchJob,
+    LinkBatch,
+    Outlink,
+    PageEvent,
+    url_fingerprint,
+)
 from services.common.ports import Message
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
-from services.crawler.message_caps import OutcomeCaps, cap_event, cap_links, cap_robots, chunk_sitemap
+from services.crawler.message_caps import (
+    OutcomeCaps,
+    cap_event,
+    cap_links,
+    cap_robots,
+    chunk_sitemap,
+)
 from services.crawler.sitemap_parse import sitemap_batch
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

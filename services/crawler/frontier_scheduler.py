@@ -20,11 +20,11 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
-from services.common.json_logging import log_context
-from services.common.metrics import CRAWLER_IN_FLIGHT, ERRORS, STALE_JOBS
-from services.common.model import TOPIC_FETCHES, FetchJob
+from services.common.domain.messages import TOPIC_FETCHES, FetchJob
 from services.common.ports import Message
-from services.common.retry_backoff import Backoff, describe
+from services.common.runtime.json_logging import log_context
+from services.common.runtime.metrics import CRAWLER_IN_FLIGHT, ERRORS, STALE_JOBS
+from services.common.runtime.retry_backoff import Backoff, describe
 from services.crawler.crawl_session import CONSUMER_GROUP, CrawlSession
 from services.crawler.fetch_outcome import outcome_from_error
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from services.common.model import LinkBatch, Outlink, PageEvent
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.messages import LinkBatch, Outlink, PageEvent
 
 # JSON around each link ({"url": "", "anchor": "", "lastmod": ""}, ", ") and escapes:
 # an estimate on the safe side, so a batch is never measured by serialising it twice.
@@ -35,7 +35,7 @@ class OutcomeCaps:
     message_bytes: int = 3 * 1024 * 1024
 
     @classmethod
-    def from_settings(cls, cfg: Settings) -> "OutcomeCaps":
+    def from_settings(cls, cfg: Settings) -> OutcomeCaps:
         return cls(
             title_chars=cfg.crawler_max_title_chars,
             heading_chars=cfg.crawler_max_heading_chars,

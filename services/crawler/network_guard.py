@@ -8,7 +8,7 @@ Two layers, both Scrapy components chosen in ``scrapy_settings``:
 - ``PrivateAddressMiddleware`` checks IP literals and resolves host names *before* the
   download, so the job is reported as "private_address" rather than as a DNS failure.
 
-Which addresses are public is services/common/address_policy.py, shared with the CLI
+Which addresses are public is services/common/domain/address_policy.py, shared with the CLI
 and the API, which refuse private seeds before a crawl starts.
 """
 
@@ -24,7 +24,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
 
-from services.common.address_policy import host_is_private, is_public_address
+from services.common.domain.address_policy import host_is_private, is_public_address
 
 __all__ = ["PrivateAddressError", "PrivateAddressMiddleware", "PrivateAddressRefused", "PublicOnlyResolver",
            "host_is_private", "is_public_address"]

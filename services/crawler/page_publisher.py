@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from services.common.json_logging import log_context
-from services.common.retry_backoff import describe
-from services.common.metrics import ERRORS
-from services.common.model import TOPIC_LINKS, TOPIC_PAGES
+from services.common.domain.messages import TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message, PageStore
+from services.common.runtime.json_logging import log_context
+from services.common.runtime.metrics import ERRORS
+from services.common.runtime.retry_backoff import describe
 from services.crawler.crawl_session import CONSUMER_GROUP, WorkerStats
 from services.crawler.fetch_outcome import FetchOutcome
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 _GUARD_MIDDLEWARE = "services.crawler.network_guard.PrivateAddressMiddleware"
 _GUARD_RESOLVER = "services.crawler.network_guard.PublicOnlyResolver"

@@ -13,7 +13,7 @@ import logging
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
-from services.common.model import FetchJob, LinkBatch, Outlink
+from services.common.domain.messages import FetchJob, LinkBatch, Outlink
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,17 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Headers, Response
 from twisted.python.failure import Failure
 
-from services.common.json_logging import log_context
-from services.common.metrics import ERRORS, FETCH_DURATION
-from services.common.model import FetchJob
+from services.common.domain.messages import FetchJob
 from services.common.ports import Message
+from services.common.runtime.json_logging import log_context
+from services.common.runtime.metrics import ERRORS, FETCH_DURATION
 from services.crawler.crawl_session import CrawlSession
 from services.crawler.fetch_errors import error_kind
-from services.crawler.fetch_outcome import FetchOutcome, outcome_from_error, outcome_from_response
+from services.crawler.fetch_outcome import (
+    FetchOutcome,
+    outcome_from_error,
+    outcome_from_response,
+)
 from services.crawler.message_caps import OutcomeCaps
 
 logger = logging.getLogger(__name__)

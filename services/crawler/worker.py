@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from scrapy.crawler import CrawlerProcess
 from twisted.python.failure import Failure
 
-from services.common.model import FetchJob
+from services.common.config import Settings
+from services.common.domain.messages import FetchJob
 from services.common.ports import Bus, PageStore
-from services.common.settings import Settings
 from services.crawler.crawl_session import CrawlSession, WorkerStats
 from services.crawler.page_publisher import PagePublisher
 from services.crawler.scrapy_settings import scrapy_settings

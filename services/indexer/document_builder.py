@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from services.common.document_url import document_url, site_of
-from services.common.model import IndexDoc, PageEvent
 from services.common.analysis import analyze_as_text, concat_token_texts
-from services.common.minhash import signature
+from services.common.domain.document_url import document_url, site_of
+from services.common.domain.documents import IndexDoc
+from services.common.domain.messages import PageEvent
+from services.common.domain.minhash import signature
 
 
 def doc_url(event: PageEvent) -> str:
-    """The URL a page is indexed under (services/common/document_url.py)."""
+    """The URL a page is indexed under (services/common/domain/document_url.py)."""
     return document_url(event.url, event.canonical)
 
 

@@ -12,21 +12,27 @@ import logging
 import threading
 import time
 
-from services.common.metrics import DOCUMENTS_DELETED, DUPLICATES, ERRORS, INDEXING_LATENCY, PAGES_INDEXED
-from services.common.model import (
+from services.common.config import Settings
+from services.common.domain.document_url import site_of
+from services.common.domain.documents import IndexDoc
+from services.common.domain.messages import (
     TOPIC_INDEXED,
     TOPIC_PAGES,
     TOPIC_REMOVALS,
-    IndexDoc,
     IndexedDocuments,
     PageEvent,
     PageRemoval,
 )
+from services.common.domain.url_canonical import canonical_preference
 from services.common.ports import Bus, Message, SearchIndex
-from services.common.settings import Settings
-from services.common.url_canonical import canonical_preference
-from services.common.document_url import site_of
-from services.common.native_code import warn_if_missing
+from services.common.runtime.metrics import (
+    DOCUMENTS_DELETED,
+    DUPLICATES,
+    ERRORS,
+    INDEXING_LATENCY,
+    PAGES_INDEXED,
+)
+from services.common.runtime.native_code import warn_if_missing
 from services.indexer.document_builder import build_document, doc_url
 
 log = logging.getLogger(__name__)
@@ -113,7 +119,7 @@ class Indexer:
         Only exact copies on one site are stored once (a print version, a tracking
         parameter). Near-duplicates, and copies on other sites, stay in the index: each
         is findable by its own text and by ``site:``, and the search service folds them
-        into one result at query time (services/api/result_grouping.py)."""
+        into one result at query time (services/search/result_grouping.py)."""
         rivals: dict[str, str] = {}
         owner = self._owner_of(doc.content_hash)
         if owner is not None and site_of(owner) == doc.site:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.common.model import LinkBatch
-from services.common.url_canonical import BadUrl, canonicalize
+from services.common.domain.messages import LinkBatch
+from services.common.domain.url_canonical import BadUrl, canonicalize
 from services.ranker.anchor_text import clean_anchor
 from services.ranker.link_snapshot import ALIAS_MARK
 

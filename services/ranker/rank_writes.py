@@ -26,7 +26,7 @@ RANK_CHANGE = 0.01
 
 
 def feature_precision_array(values: np.ndarray) -> np.ndarray:
-    """``services.common.model.feature_precision`` of every value at once."""
+    """``services.common.domain.messages.feature_precision`` of every value at once."""
     clean = np.where(np.isfinite(values) & (values > 0), values, 0.0)
     bits = clean.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF8000)
     return bits.view(np.float32).astype(np.float64)

@@ -27,7 +27,7 @@ class RankedPages:
         self.anchor_hashes = np.append(hashes, 0)[anchor_field]  # -1 picks the appended 0: no text
 
     @classmethod
-    def empty(cls) -> "RankedPages":
+    def empty(cls) -> RankedPages:
         return cls(np.empty(0, dtype=np.uint32), np.empty(0), np.empty(0, dtype=np.int32), [])
 
     def __len__(self) -> int:

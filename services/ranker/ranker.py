@@ -39,7 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from services.common.metrics import (
+from services.common.config import Settings
+from services.common.domain.documents import LinkFields
+from services.common.domain.messages import TOPIC_INDEXED, TOPIC_LINKS, IndexedDocuments
+from services.common.ports import Bus, LinkGraph, Message, SearchIndex
+from services.common.runtime.metrics import (
     ERRORS,
     PAGERANK_DURATION,
     PAGERANK_EDGES,
@@ -48,9 +52,6 @@ from services.common.metrics import (
     RANKER_INTERVAL,
     RANKER_OLDEST_WAITING,
 )
-from services.common.model import TOPIC_INDEXED, TOPIC_LINKS, IndexedDocuments, LinkFields
-from services.common.ports import Bus, LinkGraph, Message, SearchIndex
-from services.common.settings import Settings
 from services.ranker.anchor_text import joined_by_node
 from services.ranker.link_batches import BadBatch, PageLinks, page_links
 from services.ranker.link_snapshot import read_snapshot

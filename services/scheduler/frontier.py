@@ -12,16 +12,35 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from urllib.parse import urlsplit
 
-from services.common.metrics import LIMIT_HITS
-from services.common.frontier_types import FrontierCounts, HostInfo, HostUpdate, Lease, NewUrl, UrlInfo, UrlUpdate
-from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent, PageRemoval
+from services.common.config import Settings
+from services.common.domain.frontier_types import (
+    FrontierCounts,
+    HostInfo,
+    HostUpdate,
+    Lease,
+    NewUrl,
+    UrlInfo,
+    UrlUpdate,
+)
+from services.common.domain.messages import (
+    FetchJob,
+    LinkBatch,
+    Outlink,
+    PageEvent,
+    PageRemoval,
+)
+from services.common.domain.url_canonical import BadUrl, canonicalize, host_of
 from services.common.ports import FrontierState
-from services.common.settings import Settings
-from services.scheduler.recrawl_policy import failure_interval, given_up_interval, next_interval, parse_lastmod
+from services.common.runtime.metrics import LIMIT_HITS
+from services.scheduler.recrawl_policy import (
+    failure_interval,
+    given_up_interval,
+    next_interval,
+    parse_lastmod,
+)
 from services.scheduler.retry_after import retry_after_until
 from services.scheduler.robots_rules import RobotsRules
 from services.scheduler.scope import Scope, seed_domains
-from services.common.url_canonical import BadUrl, canonicalize, host_of
 from services.scheduler.url_limits import UrlLimits
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from services.common.frontier_types import FrontierCounts, Lease, NewUrl
-from services.common.metrics import (
+from services.common.domain.frontier_types import FrontierCounts, Lease, NewUrl
+from services.common.ports import FrontierState
+from services.common.runtime.metrics import (
     FRONTIER_BLOCKED_HOSTS,
     FRONTIER_DUE,
     FRONTIER_HOSTS,
@@ -20,7 +21,6 @@ from services.common.metrics import (
     POLITENESS_WAIT,
     ROBOTS_BLOCKED,
 )
-from services.common.ports import FrontierState
 
 ROBOTS_NOTE = "robots"
 URL_STATES = ("queued", "leased", "done", "failed", "excluded")

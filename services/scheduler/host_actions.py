@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from services.common.model import TOPIC_REMOVALS, PageRemoval
+from services.common.domain.messages import TOPIC_REMOVALS, PageRemoval
 from services.common.ports import Bus, FrontierState
 
 ACTIONS = ("pause", "resume", "recrawl", "purge")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from services.common.model import FetchJob
+from services.common.domain.messages import FetchJob
 from services.common.ports import FrontierState
 
 

@@ -6,9 +6,9 @@ it, so a page is visited about as often as it changes, within configured bounds.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 
 def next_interval(cfg: Settings, previous_s: float | None, changed: bool | None) -> float:
@@ -47,5 +47,5 @@ def parse_lastmod(value: str) -> float | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return when.timestamp()

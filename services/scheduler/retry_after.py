@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 
 
@@ -19,5 +19,5 @@ def retry_after_until(value: str, now: float, cap_s: float = 86_400.0) -> float 
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # the asctime form names no zone: every HTTP date is GMT
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return min(max(when.timestamp(), now), now + cap_s)

@@ -6,7 +6,7 @@ more than the frontier allows: workers only ever fetch what it leased to them.
 Several schedulers divide the hosts between them by the bus's own assignment: the
 one handed partition ``p`` of the page events (which are keyed by host) dispatches
 from the frontier shards of ``p``, which hold exactly the hosts whose outcomes it
-receives (services/common/host_partition.py). A scheduler joining or leaving moves
+receives (services/common/domain/host_partition.py). A scheduler joining or leaving moves
 partitions, and with them hosts. Nothing a scheduler knows about a host lives in the
 scheduler: every lease, release and robots claim is one atomic call on the host's
 shard, so two schedulers that both believe they own a host during a rebalance can
@@ -21,8 +21,8 @@ import logging
 import threading
 import time
 
-from services.common.metrics import ERRORS, JOBS_DISPATCHED, PAGES_REMOVED
-from services.common.model import (
+from services.common.domain.host_partition import shards_of_partitions
+from services.common.domain.messages import (
     TOPIC_FETCHES,
     TOPIC_LINKS,
     TOPIC_PAGES,
@@ -33,9 +33,9 @@ from services.common.model import (
     PageRemoval,
     SeedRequest,
 )
-from services.common.host_partition import shards_of_partitions
+from services.common.domain.url_canonical import host_of
 from services.common.ports import Bus
-from services.common.url_canonical import host_of
+from services.common.runtime.metrics import ERRORS, JOBS_DISPATCHED, PAGES_REMOVED
 from services.scheduler.frontier import Frontier
 
 log = logging.getLogger(__name__)

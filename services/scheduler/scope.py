@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class DomainRule:
     port: int | None = None  # None: the scheme's default port
 
     @classmethod
-    def parse(cls, text: str) -> "DomainRule":
+    def parse(cls, text: str) -> DomainRule:
         text = text.strip().lower().rstrip(".")
         if "://" in text:  # a pasted URL: keep its host and port
             text = _host_and_port(text)
@@ -88,12 +88,12 @@ class Scope:
         self.max_url_length = max_url_length
 
     @classmethod
-    def from_settings(cls, cfg: Settings, seeds: Iterable[str] = ()) -> "Scope":
+    def from_settings(cls, cfg: Settings, seeds: Iterable[str] = ()) -> Scope:
         """With no allowed domains configured, the seeds' hosts are the scope."""
         domains = list(cfg.frontier_allow_domains) or seed_domains(seeds)
         return cls(domains, cfg.frontier_include_patterns, cfg.frontier_exclude_patterns, cfg.frontier_max_url_length)
 
-    def with_domains(self, domains: Iterable[str]) -> "Scope":
+    def with_domains(self, domains: Iterable[str]) -> Scope:
         """This scope plus more allowed domains (seeds submitted to a running crawl)."""
         known = set(self.domains)
         extra = [d for d in map(DomainRule.parse, domains) if d not in known]

@@ -6,8 +6,8 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from services.common.address_policy import host_is_private
-from services.common.model import TOPIC_SEEDS, SeedRequest
+from services.common.domain.address_policy import host_is_private
+from services.common.domain.messages import TOPIC_SEEDS, SeedRequest
 from services.common.ports import Bus
 from services.scheduler.scope import DomainRule
 

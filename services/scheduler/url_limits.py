@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class UrlLimits:
     max_query_params: int
 
     @classmethod
-    def from_settings(cls, cfg: Settings) -> "UrlLimits":
+    def from_settings(cls, cfg: Settings) -> UrlLimits:
         return cls(cfg.frontier_max_path_depth, cfg.frontier_max_path_repetitions, cfg.frontier_max_query_params)
 
     def exceeded(self, url: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from celery import Celery
 
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.tasks import jobs
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from services.common.bootstrap import build_frontier_state, build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
 

@@ -17,12 +17,17 @@ from typing import TypeVar
 
 import pytest
 
-from services.common.adapters.bus_kafka import BusError, BusUnavailable, KafkaBus, KafkaBusOptions
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.host_partition import host_partition
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
+from services.common.adapters.kafka.bus import (
+    BusError,
+    BusUnavailable,
+    KafkaBus,
+    KafkaBusOptions,
+)
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.config import Settings
+from services.common.domain.host_partition import host_partition
+from services.common.domain.messages import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message
-from services.common.settings import Settings
 from tests.servers.kafka_broker import KafkaBroker
 from tests.servers.net import free_port
 
@@ -224,7 +229,7 @@ def test_kafka_calls_fail_fast_and_clearly_when_no_broker_listens() -> None:
 
 
 def test_kafka_url_names_servers_and_prefix() -> None:
-    from services.common.adapters.bus_kafka import parse_kafka_url
+    from services.common.adapters.kafka.bus import parse_kafka_url
 
     assert parse_kafka_url("kafka://k1:9093,k2?prefix=tansuo.") == (["k1:9093", "k2:9092"], "tansuo.")
     with pytest.raises(ValueError):

@@ -20,11 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.frontier_redis import FrontierLayoutError, RedisFrontierState
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.adapters.link_graph_redis import RedisLinkGraph
-from services.common.adapters.redis_connection import connect
-from services.common.frontier_types import HostUpdate, Lease, NewUrl, UrlUpdate
+from services.common.adapters.redis.connection import connect
+from services.common.adapters.redis.frontier import (
+    FrontierLayoutError,
+    RedisFrontierState,
+)
+from services.common.adapters.redis.link_graph import RedisLinkGraph
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.domain.frontier_types import HostUpdate, Lease, NewUrl, UrlUpdate
 from services.common.ports import FrontierState
 from tests.servers.redis_server import RedisCluster, RedisServer
 

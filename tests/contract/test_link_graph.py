@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.link_graph_redis import RedisLinkGraph
-from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
+from services.common.adapters.redis.link_graph import RedisLinkGraph
+from services.common.adapters.sqlite.link_graph import SqliteLinkGraph
 from services.common.ports import LinkGraph
 
 A, B, C = "https://example.cn/a", "https://example.cn/b", "https://example.cn/c"

@@ -7,11 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.page_store_packs import PackPageStore
-from services.common.adapters.page_store_s3 import S3PageStore, StoreUnavailable, parse_s3_url
-from services.common.model import StoredPage, url_fingerprint
+from services.common.adapters.packs.page_store import PackPageStore
+from services.common.adapters.s3.page_store import (
+    S3PageStore,
+    StoreUnavailable,
+    parse_s3_url,
+)
+from services.common.config import Settings
+from services.common.domain.documents import StoredPage
+from services.common.domain.messages import url_fingerprint
 from services.common.ports import PageStore
-from services.common.settings import Settings
 from tests.servers.net import free_port
 
 URL = "https://例子.中国/新闻/今日要闻?关键词=搜索引擎&page=2#第二节"
@@ -141,7 +146,7 @@ def test_s3_oversized_metadata_goes_to_one_sidecar_and_old_ones_are_removed(
 ) -> None:
     from minio import Minio
 
-    from services.common.adapters import page_store_s3
+    from services.common.adapters.s3 import page_store as page_store_s3
 
     monkeypatch.setattr(page_store_s3, "_SIDECAR_GRACE_S", 0.0)  # no concurrent writers here
     store = S3PageStore.from_url(s3_url, Settings())

@@ -1,4 +1,4 @@
-"""The Redis adapters' Lua scripts in pipelines (services/common/adapters/redis_slots.py):
+"""The Redis adapters' Lua scripts in pipelines (services/common/adapters/redis/slots.py):
 no SCRIPT EXISTS round trip before each pipeline, and a server that has forgotten the
 scripts (restarted, failed over) answers every call all the same."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import redis
 
-from services.common.adapters.frontier_redis import RedisFrontierState
-from services.common.adapters.link_graph_redis import RedisLinkGraph
-from services.common.adapters.redis_connection import connect
-from services.common.frontier_types import HostUpdate, NewUrl
+from services.common.adapters.redis.connection import connect
+from services.common.adapters.redis.frontier import RedisFrontierState
+from services.common.adapters.redis.link_graph import RedisLinkGraph
+from services.common.domain.frontier_types import HostUpdate, NewUrl
 
 NOW = 1_000_000.0
 HOSTS = ("a.example.cn", "b.example.cn", "c.example.cn")

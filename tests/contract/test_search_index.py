@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.api.query_plan import words_query
-from services.common.model import IndexDoc, LinkFields, SearchQuery
-from services.common.query_tree import Bool, Phrase
+from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.domain.documents import IndexDoc, LinkFields
+from services.common.domain.query_tree import Bool, Phrase
+from services.common.domain.search_types import SearchQuery
 from services.common.ports import SearchIndex
-from services.common.settings import Settings
+from services.search.query_plan import words_query
 from tests.page_events import index_doc, page_event
 
 CFG = Settings(search_rescore_window=50)
@@ -331,7 +332,7 @@ def test_two_threads_can_write_through_one_instance(index: SearchIndex) -> None:
 
 
 def test_near_duplicates_finds_documents_sharing_a_band_with_their_signatures(index: SearchIndex) -> None:
-    from services.common import minhash
+    from services.common.domain import minhash
 
     words = [f"词{n}" for n in range(120)]
     sig = minhash.signature(words)

@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.deploy_tools import VALUES_FILES, documents, helm_binary, helm_template
+from tests.deploy.deploy_tools import (
+    VALUES_FILES,
+    documents,
+    helm_binary,
+    helm_template,
+)
 
 
 @pytest.fixture(scope="session", params=["v3", "v4"])

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.deploy_tools import INSTALL_PIP_TOOLS, INSTALL_PROMTOOL, REPO, require_tool, run
+from tests.deploy.deploy_tools import (
+    INSTALL_PIP_TOOLS,
+    INSTALL_PROMTOOL,
+    REPO,
+    require_tool,
+    run,
+)
 
 yaml = pytest.importorskip("yaml", reason="PyYAML missing: pip install kubernetes-validate (it brings PyYAML)")
 
@@ -120,9 +126,9 @@ def test_grafana_provisions_the_dashboards_from_the_repository(compose):
 
 def test_the_compose_backend_urls_parse_with_the_adapters(compose):
     env = compose["services"]["api"]["environment"]
-    bus_kafka = pytest.importorskip("services.common.adapters.bus_kafka")
-    page_store_s3 = pytest.importorskip("services.common.adapters.page_store_s3")
-    es = pytest.importorskip("services.common.adapters.search_index_elasticsearch")
+    bus_kafka = pytest.importorskip("services.common.adapters.kafka.bus")
+    page_store_s3 = pytest.importorskip("services.common.adapters.s3.page_store")
+    es = pytest.importorskip("services.common.adapters.elasticsearch.search_index")
     assert bus_kafka.parse_kafka_url(env["TANSUO_BUS"]) == (["kafka:9092"], "")
     store = page_store_s3.parse_s3_url(env["TANSUO_STORE"])
     assert (store.endpoint, store.bucket, store.secure) == ("minio:9000", "tansuo-pages", False)

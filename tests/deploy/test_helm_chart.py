@@ -36,7 +36,7 @@ CRD_SCHEMAS = {
     ("keda.sh/v1alpha1", "ScaledObject"): "scaledobject-keda-v1alpha1.json",
 }
 COMPONENTS = ("scheduler", "crawler", "indexer", "ranker", "api", "celery-worker", "celery-beat")
-# TANSUO_* variables the deployment sets before services/common/settings.py has them:
+# TANSUO_* variables the deployment sets before services/common/config.py has them:
 # the health server, JSON logs, the seed token and the bus's topic settings are being
 # written now. Drop a name once Settings has it; any other unknown name is a typo, which
 # Settings would silently ignore.
@@ -216,7 +216,7 @@ def test_celery_worker_and_beat_run_the_tasks_module(render):
 
 
 def test_pagerank_has_one_scheduler_the_ranker_and_celery_beat_sends_no_pagerank_job(render):
-    from services.common.settings import Settings
+    from services.common.config import Settings
     from services.tasks.celery_app import beat_schedule
 
     env = expanded_env(render("full"), "celery-beat")
@@ -279,10 +279,10 @@ def expanded_env(docs: list[dict[str, Any]], component: str) -> dict[str, str]:
 
 
 def test_backend_urls_carry_percent_encoded_credentials_that_the_adapters_decode(render):
-    bus_kafka = pytest.importorskip("services.common.adapters.bus_kafka")
-    page_store_s3 = pytest.importorskip("services.common.adapters.page_store_s3")
-    redis_connection = pytest.importorskip("services.common.adapters.redis_connection")
-    es = pytest.importorskip("services.common.adapters.search_index_elasticsearch")
+    bus_kafka = pytest.importorskip("services.common.adapters.kafka.bus")
+    page_store_s3 = pytest.importorskip("services.common.adapters.s3.page_store")
+    redis_connection = pytest.importorskip("services.common.adapters.redis.connection")
+    es = pytest.importorskip("services.common.adapters.elasticsearch.search_index")
     values = yaml.safe_load(VALUES_FILES["full"].read_text())
     env = expanded_env(render("full"), "crawler")
 
@@ -321,7 +321,7 @@ def test_every_component_gets_every_backend_url(render):
 
 
 def test_every_tansuo_variable_the_deployment_sets_is_a_setting(render):
-    from services.common.settings import Settings
+    from services.common.config import Settings
 
     known = {f"TANSUO_{name.upper()}" for name in Settings.model_fields} | PENDING_SETTINGS
     names = set()
@@ -335,7 +335,7 @@ def test_every_tansuo_variable_the_deployment_sets_is_a_setting(render):
     names |= {name for service in compose["services"].values() for name in service.get("environment", {})}
     names |= set(re.findall(r"\b(TANSUO_[A-Z0-9_]+)=", (REPO / "Dockerfile").read_text()))
     unknown = sorted(n for n in names if n.startswith("TANSUO_") and n not in known)
-    assert not unknown, f"no such setting in services/common/settings.py: {unknown}"
+    assert not unknown, f"no such setting in services/common/config.py: {unknown}"
 
 
 def test_an_existing_secret_replaces_the_charts_own(render):

@@ -39,7 +39,7 @@ def exported_metric_names() -> set[str]:
     """Every series name the catalog's metrics export (histograms: _bucket, _sum, _count)."""
     from prometheus_client.metrics import MetricWrapperBase
 
-    from services.common import metrics
+    from services.common.runtime import metrics
 
     names = set()
     for obj in vars(metrics).values():
@@ -79,7 +79,7 @@ def test_alerts_and_dashboards_name_only_metrics_of_the_catalog():
     used = {(f"alert {r['alert']}", name) for r in alert_rules() for name in METRIC.findall(r["expr"])}
     used |= {(where, name) for where, expr in dashboard_queries() for name in METRIC.findall(expr)}
     unknown = sorted((where, name) for where, name in used if name not in exported)
-    assert not unknown, f"not in services/common/metrics.py: {unknown}"
+    assert not unknown, f"not in services/common/runtime/metrics.py: {unknown}"
 
 
 def test_the_dashboards_show_what_operators_watch():

@@ -7,12 +7,11 @@ into a cache that later runs reuse.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 import os
 import shutil
 import subprocess
 import sys
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from services.api.app import create_app
-from services.api.main import RunningServer, serve
 from services.common.bootstrap import build_frontier_state, build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.runtime.http.inprocess_server import RunningServer, serve
 from tests.e2e.chromium import headless_chromium
 from tests.integration.test_api_host_actions import A, B, crawl_two_alike_hosts
 

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from services.common.adapters.frontier_redis import RedisFrontierState
+from services.common.adapters.redis.frontier import RedisFrontierState
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 from tests.cluster import DELAY, Cluster, cluster_env, unranked_documents
 from tests.servers.net import wait_for_port
 
@@ -110,7 +110,7 @@ def _same_top_results(embedded, clustered, env: dict[str, str], data: Path) -> N
     """Titles and words as queries: the first result agrees for at least 90% of them and
     the top five overlap by 80% on average (BM25 statistics differ slightly between
     tantivy and Lucene on sparse fields; see test_search_index_parity)."""
-    from services.api.search_service import SearchService
+    from services.search.search_service import SearchService
 
     titles = defaultdict(list)
     for url in embedded.urls():

@@ -19,9 +19,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from services.api.app import create_app
-from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
 from services.common.analysis.words import segment
+from services.common.bootstrap import build_search_index
+from services.common.config import Settings
 
 from .conftest import DISALLOWED, check_indexed_exactly_once, run_cli, serve_site
 
@@ -75,7 +75,7 @@ def test_exact_titles_find_their_page_first(crawled):
 
 
 def run_search(data: Path, query: str, size: int = 10, site: str = "") -> dict:
-    from services.api.search_service import SearchService
+    from services.search.search_service import SearchService
 
     cfg = Settings(data_dir=data)
     return SearchService(cfg, _index(data)).search(query, page=1, size=size, site=site)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from services.api.app import create_app
-from services.api.main import serve as serve_app
-from services.api.evaluation.judgments import read_judgments
 from services.cli.static_site_server import SiteServer
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.runtime.http.inprocess_server import serve as serve_app
+from services.evaluation.judgments import read_judgments
 
 from .conftest import run_cli
 

@@ -7,7 +7,6 @@ the cluster's crawl of the same site ends with the same index."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
-from tests.process_memory import PeakMemory
+from services.common.config import Settings
 from tests.hostile_site import (
     BIG5_TEXT,
     DISALLOWED,
@@ -29,6 +27,7 @@ from tests.hostile_site import (
     WELL_FORMED,
     RunningHostileSite,
 )
+from tests.process_memory import PeakMemory
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -187,7 +186,7 @@ def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:
     import urllib.parse
 
     from services.api.app import create_app
-    from services.api.main import serve
+    from services.common.runtime.http.inprocess_server import serve
     from tests.e2e.chromium import headless_chromium
 
     _, data, _ = crawled

@@ -3,7 +3,7 @@ one scheduler and one crawler are SIGKILLed midway, and every page is indexed on
 no host ever asked twice within its delay, on a single Redis and on Redis Cluster.
 
 The hosts are loopback addresses (127.0.0.2 onwards) on one port, served by this
-process (bench/loopback_hosts.py, bench/many_host_site.py): each server's own request
+process (bench/sites/loopback_hosts.py, bench/sites/many_host_site.py): each server's own request
 log is the politeness evidence. Two pages a host, a 0.2 s delay and 10 s leases keep
 a run near a minute on two cores.
 """
@@ -20,12 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from bench.host_fetch_log import CLOCK_SLACK_S
-from bench.loopback_hosts import LoopbackHosts
-from bench.many_host_site import loopback_addresses, page_path, paragraphs_of, write_site
-from services.common.adapters.frontier_redis import RedisFrontierState
+from bench.crawl.host_fetch_log import CLOCK_SLACK_S
+from bench.sites.loopback_hosts import LoopbackHosts
+from bench.sites.many_host_site import (
+    loopback_addresses,
+    page_path,
+    paragraphs_of,
+    write_site,
+)
+from services.common.adapters.redis.frontier import RedisFrontierState
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 from tests.cluster import Cluster, cluster_env
 from tests.servers.net import wait_for_port
 

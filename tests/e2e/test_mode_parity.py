@@ -30,11 +30,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from services.api.search_service import SearchService
 from services.cli.static_site_server import RequestRecord, SiteServer
 from services.common.bootstrap import build_search_index
+from services.common.config import Settings
 from services.common.ports import SearchIndex
-from services.common.settings import Settings
+from services.search.search_service import SearchService
 from tests.cluster import Cluster, cluster_env, unranked_documents
 
 from .conftest import _paragraph_text
@@ -93,7 +93,7 @@ class Site:
         routes["/orphan.html"] = self._html(_page("孤页 只有别处链接", texts[3][::-1], []))
         routes["/gone.html"] = self._gone(_page("将删除的页", texts[4][::-1], [("/page2.html", "第2章")]))
         self.a = SiteServer(docs, host="127.0.0.1", extra_routes=routes)  # type: ignore[arg-type]
-        b_home = _page("另一个网站", texts[5], [(f"{{A}}/orphan.html", "孤页 只有别处链接")])
+        b_home = _page("另一个网站", texts[5], [("{A}/orphan.html", "孤页 只有别处链接")])
         self._b_home = b_home
         self.b = SiteServer(docs, host="127.0.0.2", extra_routes={"/": lambda r: self._b(r)})
 
@@ -110,7 +110,7 @@ class Site:
     def _b(self, request: RequestRecord):  # type: ignore[no-untyped-def]
         return self._html(self._b_home.replace(b"{A}", self.a.url.rstrip("/").encode()))
 
-    def __enter__(self) -> "Site":
+    def __enter__(self) -> Site:
         self.a.start()
         self.b.start()
         return self
@@ -202,7 +202,7 @@ def test_the_embedded_and_the_cluster_crawl_end_with_the_same_index(
 
         # The indexer starts late: everything it indexes comes after the ranker's last run.
         cluster.start("indexer", "indexer")
-        clustered = _wait(lambda: _urls(_index(cluster.env)) == expected and _index(cluster.env), 60,
+        _wait(lambda: _urls(_index(cluster.env)) == expected and _index(cluster.env), 60,
                           "the cluster indexed what the embedded crawl did")  # fmt: skip
         _wait(lambda: unranked_documents(cluster.env["TANSUO_INDEX"]) == 0, 20, "every clustered document has PageRank",
               interval_s=1)  # fmt: skip

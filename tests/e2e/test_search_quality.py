@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.gimp_site import build_gimp_site
-from services.api.evaluation.judgments import read_judgments
+from bench.sites.gimp_site import build_gimp_site
 from services.cli.static_site_server import SiteServer
+from services.evaluation.judgments import read_judgments
 
 from .conftest import CACHE, run_cli
 

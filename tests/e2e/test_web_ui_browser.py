@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from services.api.app import create_app
-from services.api.main import RunningServer, serve
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.settings import Settings
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.runtime.http.inprocess_server import RunningServer, serve
 from services.indexer.document_builder import build_document
 from tests.e2e.chromium import headless_chromium
 from tests.page_events import page_event

@@ -15,11 +15,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from services.common.adapters.page_store_packs import PackPageStore
+from services.common.adapters.packs.page_store import PackPageStore
 from services.common.bootstrap import build_bus, build_page_store
-from services.common.model import TOPIC_FETCHES, TOPIC_PAGES, FetchJob, PageEvent, StoredPage
+from services.common.config import Settings
+from services.common.domain.documents import StoredPage
+from services.common.domain.messages import (
+    TOPIC_FETCHES,
+    TOPIC_PAGES,
+    FetchJob,
+    PageEvent,
+)
 from services.common.ports import Bus
-from services.common.settings import Settings
 from services.crawler.worker import CrawlerWorker
 
 WATCH_GROUP = "test-watcher"

@@ -10,7 +10,7 @@ import pytest
 from services.api.app import create_app
 from services.api.bearer_auth import presented_token, token_matches
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 
 TOKEN = "auth-test-token-0123456789"
 
@@ -65,7 +65,7 @@ def test_search_the_ui_probes_and_docs_need_no_token(client, path: str) -> None:
 
 
 def test_the_metrics_are_not_on_the_api_port(client) -> None:  # noqa: ANN001
-    """They are on the health port (services/api/metrics_port.py), as for every service."""
+    """They are on the health port (services/common/runtime/http/metrics_port.py), as for every service."""
     assert client.get("/metrics").status_code == 404
 
 

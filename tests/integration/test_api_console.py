@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from services.api.app import create_app
-from services.common.adapters.bus_sqlite import SqliteBus
+from services.common.adapters.sqlite.bus import SqliteBus
 from services.common.bootstrap import build_frontier_state, build_search_index
-from services.common.model import TOPIC_SEEDS, SeedRequest
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.messages import TOPIC_SEEDS, SeedRequest
 from tests.integration.test_api_host_actions import A, B, crawl_two_alike_hosts
 
 TOKEN = "console-token-0123456789"

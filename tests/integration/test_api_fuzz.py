@@ -17,7 +17,6 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import schemathesis
@@ -33,8 +32,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from services.api.api_docs import openapi_document
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.settings import Settings
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
 from services.indexer.document_builder import build_document
 from tests.search_pages import page_events
 from tests.servers.net import free_port, stop_process, wait_for_http_ok, wait_for_port

@@ -12,11 +12,16 @@ import pytest
 
 from services.api.app import create_app
 from services.cli.main import main as tansuo
-from services.common.adapters.bus_sqlite import SqliteBus
+from services.common.adapters.sqlite.bus import SqliteBus
 from services.common.bootstrap import build_frontier_state, build_search_index
-from services.common.model import TOPIC_REMOVALS, LinkBatch, Outlink, PageRemoval
+from services.common.config import Settings
+from services.common.domain.messages import (
+    TOPIC_REMOVALS,
+    LinkBatch,
+    Outlink,
+    PageRemoval,
+)
 from services.common.ports import FrontierState
-from services.common.settings import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
 from tests.unit.test_frontier import answer

@@ -10,10 +10,10 @@ import pytest
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
 
 from services.api.app import create_app
-from services.api.metrics_port import serve_metrics_port
-from services.api.pending_index import PendingSearchIndex
-from services.common.model import SearchHits, SearchQuery
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.search_types import SearchHits, SearchQuery
+from services.common.runtime.http.metrics_port import serve_metrics_port
+from services.search.pending_index import PendingSearchIndex
 
 
 class EmptyIndex:

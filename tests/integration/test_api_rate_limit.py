@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY
 
 from services.api.app import create_app
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 
 CLIENT = {"REMOTE_ADDR": "203.0.113.20"}
 OTHER = {"REMOTE_ADDR": "198.51.100.4"}

@@ -22,9 +22,9 @@ from urllib.parse import quote
 
 import pytest
 
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.model import PageEvent
-from services.common.settings import Settings
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.domain.messages import PageEvent
 from services.indexer.document_builder import build_document
 from tests.servers.net import free_port, stop_process, wait_for_port
 
@@ -36,7 +36,7 @@ class Server:
     port: int
     proc: subprocess.Popen[bytes]
     log_path: Path
-    health_port: int  # /metrics (services/api/metrics_port.py)
+    health_port: int  # /metrics (services/common/runtime/http/metrics_port.py)
 
     def get(self, path: str, timeout_s: float = 30.0, port: int | None = None) -> tuple[int, dict[str, str], bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=timeout_s)
@@ -158,7 +158,7 @@ def test_an_overloaded_server_refuses_at_once_with_503_and_retry_after(
 
 def test_a_server_that_keeps_refusing_asks_clients_to_wait_longer(start: Callable[..., Server]) -> None:
     """Bursts back to back for three seconds: each second's window is mostly refusals,
-    so the Retry-After grows (services/api/retry_after.py) instead of bringing every
+    so the Retry-After grows (services/common/runtime/http/retry_after.py) instead of bringing every
     refused client back one second later into the same overload."""
     server = start("api", **OVERLOADED)
     server.warm_up()

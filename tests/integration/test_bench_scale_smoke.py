@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import scale_index, scale_million
-from bench.scale_corpus import PARSED, Article, Poem, cache_dir, write_parsed
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from bench.scale import scale_index, scale_million
+from bench.sites.scale_corpus import PARSED, Article, Poem, cache_dir, write_parsed
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
 
 ARTICLES = [
     Article(("铁路运输调整干线分工", "优化运能"),

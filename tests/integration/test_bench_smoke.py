@@ -6,17 +6,19 @@ from __future__ import annotations
 import time
 import urllib.request
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from bench import crawl_profile, machine, report
-from bench.crawl_bench import NAIVE, Contender, CrawlCondition, CrawlRun
-from bench.index_bench import IndexComparison, IndexRun
-from bench.naive_crawler import crawl
-from bench.search_bench import LatencyStats, SearchComparison
-from bench.slow_site import SlowSiteServer
+from bench import report
+from bench.crawl import crawl_profile
+from bench.crawl.crawl_bench import NAIVE, Contender, CrawlCondition, CrawlRun
+from bench.crawl.naive_crawler import crawl
+from bench.indexing.index_bench import IndexComparison, IndexRun
+from bench.measure import machine
+from bench.serving.search_bench import LatencyStats, SearchComparison
+from bench.sites.slow_site import SlowSiteServer
 from services.cli.static_site_server import SiteServer
 
 PAGES = {
@@ -82,7 +84,7 @@ def _results() -> report.BenchResults:
     )
     return report.BenchResults(
         quick=False,
-        started=datetime(2025, 11, 22, 12, 0, tzinfo=timezone.utc),
+        started=datetime(2025, 11, 22, 12, 0, tzinfo=UTC),
         duration_s=300.0,
         machine=machine.describe(),
         site_pages=255,
@@ -123,7 +125,7 @@ def test_a_full_rewrite_keeps_the_crawl_profile_below_the_crawl_section(tmp_path
 
 
 def test_commit_cost_reports_each_commit_size_and_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bench import commit_cost
+    from bench.indexing import commit_cost
 
     site = tmp_path / "site"
     site.mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from services.common.adapters.bus_sqlite import SqliteBus
+from services.common.adapters.sqlite.bus import SqliteBus
 
 PROCESSES, FILES = 4, 20
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.tasks.celery_app import beat_schedule, broker_url, create_celery
 
 pytestmark = pytest.mark.integration

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent(
     scrapy.core.engine.ExecutionEngine.__init__ = interrupted
 
     from services.common.bootstrap import build_bus, build_page_store
-    from services.common.settings import Settings
+    from services.common.config import Settings
     from services.crawler.worker import CrawlerWorker
 
     cfg = Settings(data_dir=Path(sys.argv[1]))

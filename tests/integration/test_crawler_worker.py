@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.page_store_packs import PackPageStore
-from services.common.model import (
+from services.common.adapters.packs.page_store import PackPageStore
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.domain.messages import (
     TOPIC_FETCHES,
     TOPIC_LINKS,
     TOPIC_PAGES,

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from services.cli.demo_site import MANUALS, DemoSiteError, build_demo_site, default_cache, fetch_packages
+from services.cli.demo_site import (
+    MANUALS,
+    DemoSiteError,
+    build_demo_site,
+    default_cache,
+    fetch_packages,
+)
 from services.cli.static_site_server import SiteServer
 
 needs_apt = pytest.mark.skipif(

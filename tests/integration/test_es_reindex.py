@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import pytest
 from elasticsearch import Elasticsearch
 
-from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
-from services.api.query_plan import words_query
-from services.common.model import LinkFields, SearchQuery
-from services.common.settings import Settings
+from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
+from services.common.config import Settings
+from services.common.domain.documents import LinkFields
+from services.common.domain.search_types import SearchQuery
+from services.search.query_plan import words_query
 from tests.page_events import index_doc
 from tests.servers.es_server import drop_alias
 

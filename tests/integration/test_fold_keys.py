@@ -13,12 +13,16 @@ import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.api.search_service import SearchService
-from services.common import minhash
-from services.common.adapters import fold_keys
-from services.common.adapters.search_index_tantivy import _LAYOUTS, TantivySearchIndex, _schema
-from services.common.model import IndexDoc, LinkFields
-from services.common.settings import Settings
+from services.common.adapters.tantivy import fold_keys
+from services.common.adapters.tantivy.search_index import (
+    _LAYOUTS,
+    TantivySearchIndex,
+    _schema,
+)
+from services.common.config import Settings
+from services.common.domain import minhash
+from services.common.domain.documents import IndexDoc, LinkFields
+from services.search.search_service import SearchService
 from tests.page_events import index_doc
 
 CFG = Settings(search_rescore_window=50, search_results_per_site=2)

@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 import tantivy
 
-from services.common.adapters.search_index_tantivy import _LAYOUTS, TantivySearchIndex, _schema
-from services.common.settings import Settings
+from services.common.adapters.tantivy.search_index import (
+    _LAYOUTS,
+    TantivySearchIndex,
+    _schema,
+)
+from services.common.config import Settings
 from tests.page_events import index_doc
 
 

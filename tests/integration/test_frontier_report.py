@@ -9,10 +9,10 @@ import sys
 import time
 
 from services.api.app import create_app
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
 from services.common.bootstrap import build_search_index
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.model import LinkBatch, Outlink, PageEvent
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.messages import LinkBatch, Outlink, PageEvent
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
 

@@ -14,7 +14,12 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
 
-from services.common.health_server import HealthServer, Heartbeat, Readiness, serve_health
+from services.common.runtime.health_server import (
+    HealthServer,
+    Heartbeat,
+    Readiness,
+    serve_health,
+)
 from tests.manual_clock import ManualClock as Clock
 
 

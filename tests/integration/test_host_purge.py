@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 
 from services.api.app import create_app
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.bootstrap import build_frontier_state
-from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.messages import TOPIC_PAGES, TOPIC_REMOVALS
 from services.indexer.indexer import GROUP, Indexer
 from tests.integration.test_api_host_actions import A, B, crawl_two_alike_hosts
 from tests.page_events import page_event

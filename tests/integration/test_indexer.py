@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.api.query_plan import words_query
-from services.common.model import TOPIC_PAGES, PageEvent, SearchQuery
-from services.common.settings import Settings
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.domain.messages import TOPIC_PAGES, PageEvent
+from services.common.domain.search_types import SearchQuery
 from services.indexer.indexer import GROUP, Indexer
+from services.search.query_plan import words_query
 from tests.page_events import page_event
 
 # Long intervals: a test decides when to commit by calling flush().
@@ -222,7 +223,7 @@ def test_run_flushes_what_is_pending_when_stopped(tmp_path: Path) -> None:
 
 
 def test_each_commit_announces_the_documents_it_made_searchable(pipe: Pipeline) -> None:
-    from services.common.model import TOPIC_INDEXED, IndexedDocuments
+    from services.common.domain.messages import TOPIC_INDEXED, IndexedDocuments
 
     pipe.publish(
         page_event("https://example.cn/a", "甲", "第一页的正文"),

@@ -5,11 +5,12 @@ asserted (bench/ records those)."""
 from __future__ import annotations
 
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import machine, many_hosts_report
-from bench.many_hosts import ManyHostResults, Shape, crawl_embedded, serve_site
+from bench.crawl import many_hosts_report
+from bench.crawl.many_hosts import ManyHostResults, Shape, crawl_embedded, serve_site
+from bench.measure import machine
 
 # Real Chinese, but a few lines of it: the demo site would take minutes to build.
 PARAGRAPHS = [
@@ -27,7 +28,7 @@ def test_a_tiny_many_host_crawl_fetches_every_page_and_waits_the_delay_on_each_h
         run = crawl_embedded(hosts, shape, tmp_path / "embedded")
     assert (run.log.pages, run.log.missing, run.log.repeated) == (shape.pages, 0, 0)
     assert run.log.polite(shape.delay_s), f"two requests to one host {run.log.min_gap_s:.3f} s apart"
-    results = ManyHostResults(datetime.now(timezone.utc), run.wall_s, machine.describe(), [shape], (0.0, 0.0), {}, [run])
+    results = ManyHostResults(datetime.now(UTC), run.wall_s, machine.describe(), [shape], (0.0, 0.0), {}, [run])
     section = many_hosts_report.render(results)
     assert "| 0.2 | 20 | embedded (tansuo crawl) | 12 |" in section
     assert "Every page of every host was fetched" in section

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import random
 
-from services.api.search_service import SearchService
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.bootstrap import build_search_index
-from services.common.model import TOPIC_PAGES, PageEvent
-from services.common.settings import Settings
-from services.crawler.extract import extract
+from services.common.adapters.sqlite.bus import SqliteBus
 from services.common.analysis.words import segment
+from services.common.bootstrap import build_search_index
+from services.common.config import Settings
+from services.common.domain import minhash
+from services.common.domain.messages import TOPIC_PAGES, PageEvent
+from services.crawler.extract import extract
 from services.indexer.indexer import Indexer
-from services.common import minhash
+from services.search.search_service import SearchService
 
 ARTICLE = """
 探索是一个面向中文网站的搜索引擎。它从种子地址出发，按照礼貌的节奏抓取网页，识别国标编码和统一码，

@@ -14,7 +14,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from services.api.api_docs import openapi_document
 from services.api.app import create_app
 from services.common.bootstrap import build_search_index
-from services.common.settings import Settings
+from services.common.config import Settings
 
 IGNORED_METHODS = {"HEAD", "OPTIONS"}  # answered by werkzeug for every GET route
 

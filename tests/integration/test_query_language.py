@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from services.api.search_service import BadQuery, SearchService
-from services.api.suggest_service import SuggestService
+from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.analysis import fold
-from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.indexer.document_builder import build_document
+from services.search.search_service import BadQuery, SearchService
+from services.search.suggest_service import SuggestService
 from tests.search_pages import page_events, url
 from tests.servers.es_server import drop_alias
 
@@ -178,7 +178,7 @@ def _qa_scores(tmp_path: Path, settings: Settings, question: str) -> dict[str, f
     answers that mention 保险 (common in bodies, in no title but the front page's), and
     two answers to questions. Every page has the same rank, as measured on the real
     site (the front page's PageRank equals an answer's), so only the text decides."""
-    from services.common.model import LinkFields
+    from services.common.domain.documents import LinkFields
     from tests.page_events import page_event
 
     links = "\n".join(f"答案 {i}" for i in range(300))

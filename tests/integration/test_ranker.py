@@ -10,13 +10,15 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.link_graph_sqlite import SqliteLinkGraph
-from services.api.query_plan import words_query
-from services.common.model import TOPIC_LINKS, IndexDoc, LinkBatch, LinkFields, Outlink, SearchHits, SearchQuery
-from services.common.settings import Settings
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.adapters.sqlite.link_graph import SqliteLinkGraph
+from services.common.config import Settings
+from services.common.domain.documents import IndexDoc, LinkFields
+from services.common.domain.messages import TOPIC_LINKS, LinkBatch, Outlink
+from services.common.domain.search_types import SearchHits, SearchQuery
 from services.ranker.anchor_text import MAX_ANCHORS_CHARS, join_anchors
 from services.ranker.ranker import Ranker
+from services.search.query_plan import words_query
 
 SITE = "http://docs.example.cn"
 HOME, INSTALL, FAQ, APT = (f"{SITE}/", f"{SITE}/install.html", f"{SITE}/faq.html", f"{SITE}/apt.html")
@@ -254,9 +256,9 @@ def test_the_default_segmenter_is_the_indexers(
 
 
 def test_ranks_and_anchors_reach_the_tantivy_index(tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph) -> None:
-    tantivy_adapter = pytest.importorskip("services.common.adapters.search_index_tantivy")
+    tantivy_adapter = pytest.importorskip("services.common.adapters.tantivy.search_index")
     document_builder = pytest.importorskip("services.indexer.document_builder")
-    from services.common.model import PageEvent
+    from services.common.domain.messages import PageEvent
 
     cfg = Settings(data_dir=tmp_path)
     index = tantivy_adapter.TantivySearchIndex(tmp_path / "index", cfg)
@@ -300,7 +302,7 @@ def test_ranks_and_anchors_reach_the_tantivy_index(tmp_path: Path, bus: SqliteBu
 
 
 def _tantivy_docs(index, urls: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
-    from services.common.model import PageEvent
+    from services.common.domain.messages import PageEvent
     from services.indexer.document_builder import build_document
 
     index.upsert(
@@ -313,7 +315,7 @@ def _tantivy_docs(index, urls: dict[str, str]) -> None:  # type: ignore[no-untyp
 
 
 def announce(bus: SqliteBus, *urls: str) -> None:
-    from services.common.model import TOPIC_INDEXED, IndexedDocuments
+    from services.common.domain.messages import TOPIC_INDEXED, IndexedDocuments
 
     bus.publish(TOPIC_INDEXED, IndexedDocuments(list(urls), 0.0).to_bytes(), key="docs.example.cn")
 
@@ -321,8 +323,8 @@ def announce(bus: SqliteBus, *urls: str) -> None:
 def test_a_page_indexed_after_the_last_run_gets_its_link_fields_without_another_run(
     tmp_path: Path, bus: SqliteBus, graph: SqliteLinkGraph
 ) -> None:
-    from services.common.adapters.search_index_tantivy import TantivySearchIndex
-    from services.common.metrics import RANKER_DOCUMENTS_WAITING
+    from services.common.adapters.tantivy.search_index import TantivySearchIndex
+    from services.common.runtime.metrics import RANKER_DOCUMENTS_WAITING
 
     cfg = Settings(data_dir=tmp_path)
     index = TantivySearchIndex(tmp_path / "index", cfg)

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from services.cli.static_site_server import RequestRecord, SiteServer
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.adapters.page_store_packs import PackPageStore
+from services.common.adapters.packs.page_store import PackPageStore
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
 from services.common.bootstrap import build_search_index
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.messages import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES
 from services.crawler.worker import CrawlerWorker
 from services.indexer.indexer import Indexer
 from services.scheduler.frontier import Frontier

@@ -5,13 +5,14 @@ asserted (bench/ records those)."""
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from bench import machine, redis_frontier_report
-from bench.redis_frontier_bench import BACKENDS, FrontierRun, one_round
+from bench.frontier import redis_frontier_report
+from bench.frontier.redis_frontier_bench import BACKENDS, FrontierRun, one_round
+from bench.measure import machine
 
 pytestmark = pytest.mark.integration
 
@@ -24,6 +25,6 @@ def test_a_tiny_round_on_each_backend_measures_and_renders(tmp_path: Path, redis
         assert r.admitted_per_s > 0 and r.scheduled_per_s > 0 and r.bytes_per_url > 40
     assert rounds[0].big_host_bytes_per_url is None and rounds[1].big_host_bytes_per_url > 40
     assert rounds[1].fetched_bytes_per_url > rounds[1].bytes_per_url  # a hash and validators more
-    run = FrontierRun(datetime.now(timezone.utc), 1.0, machine.describe(), (0.0, 0.0), 600, 6, 2, 100, 40.0, rounds)
+    run = FrontierRun(datetime.now(UTC), 1.0, machine.describe(), (0.0, 0.0), 600, 6, 2, 100, 40.0, rounds)
     section = redis_frontier_report.render(run)
     assert "| Redis Cluster (3 primaries) |" in section and "Against the issue's marks" in section

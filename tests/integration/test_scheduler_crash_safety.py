@@ -15,10 +15,15 @@ from typing import Any
 
 import pytest
 
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.model import TOPIC_PAGES, TOPIC_REMOVALS, PageEvent, PageRemoval
-from services.common.settings import Settings
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.config import Settings
+from services.common.domain.messages import (
+    TOPIC_PAGES,
+    TOPIC_REMOVALS,
+    PageEvent,
+    PageRemoval,
+)
 from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import GROUP, Scheduler
 from services.scheduler.scope import Scope

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.common.bootstrap import build_bus, build_frontier_state
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import ProgressReport, Scheduler
 from services.scheduler.scope import Scope

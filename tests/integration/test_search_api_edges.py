@@ -20,10 +20,10 @@ import pytest
 from flask.testing import FlaskClient
 
 from services.api.app import create_app
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.model import PageEvent
-from services.common.settings import Settings
-from services.common.url_canonical import canonicalize
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.domain.messages import PageEvent
+from services.common.domain.url_canonical import canonicalize
 from services.indexer.document_builder import build_document
 from tests.page_events import page_event
 

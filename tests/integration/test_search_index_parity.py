@@ -28,14 +28,14 @@ from pathlib import Path
 
 import pytest
 
-from services.api.search_service import SearchService
-from services.common.adapters.search_index_elasticsearch import ElasticsearchSearchIndex
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.model import IndexDoc, feature_precision
-from services.common.ports import SearchIndex
-from services.common.settings import Settings
+from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.analysis.words import segment
+from services.common.config import Settings
+from services.common.domain.documents import IndexDoc, feature_precision
+from services.common.ports import SearchIndex
 from services.indexer.document_builder import build_document
+from services.search.search_service import SearchService
 from tests.page_events import page_event
 from tests.search_pages import PAGES, SITES
 

@@ -7,8 +7,12 @@ import sys
 from pathlib import Path
 
 from services.api.app import create_app
-from services.common.bootstrap import build_bus, build_frontier_state, build_search_index
-from services.common.settings import Settings
+from services.common.bootstrap import (
+    build_bus,
+    build_frontier_state,
+    build_search_index,
+)
+from services.common.config import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope

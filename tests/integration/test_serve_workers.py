@@ -12,9 +12,9 @@ from urllib.parse import quote
 
 import pytest
 
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.model import PageEvent
-from services.common.settings import Settings
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.domain.messages import PageEvent
 from services.indexer.document_builder import build_document
 from tests.integration.test_api_under_load import Server, start  # noqa: F401 - the fixture
 

@@ -9,8 +9,8 @@ pipeline of processes is the e2e tests' job, on the cluster backends.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.settings import Settings
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
 from tests.servers.net import free_port, stop_process
 
 # What a dashboard may ask of each service: metric families, and series that must

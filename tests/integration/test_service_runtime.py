@@ -11,7 +11,7 @@ import pytest
 
 from services.cli.service_runtime import LoopBody, ServiceRuntime
 from services.common.bootstrap import ConfigError
-from services.common.settings import Settings
+from services.common.config import Settings
 
 
 class FakeBackend:

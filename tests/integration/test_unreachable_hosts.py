@@ -11,8 +11,8 @@ from pathlib import Path
 from services.cli.commands import _start_demo_site
 from services.cli.static_site_server import SiteServer
 from services.common.bootstrap import build_frontier_state
-from services.common.frontier_types import HostUpdate, NewUrl
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.frontier_types import HostUpdate, NewUrl
 from tests.servers.net import free_port
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from services.cli.embedded_crawl import EmbeddedCrawl
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
 from services.common.bootstrap import build_bus, build_frontier_state
-from services.common.frontier_types import HostUpdate, NewUrl
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.frontier_types import HostUpdate, NewUrl
 from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope

@@ -12,7 +12,6 @@ import urllib.request
 from collections.abc import Callable
 from typing import IO
 
-
 # Ports for the servers tests start, below Linux's ephemeral range (32768 and up by
 # default), so that no outgoing connection takes one between the test choosing it and
 # the server binding it, and split between pytest-xdist workers, so that two workers

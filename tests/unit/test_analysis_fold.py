@@ -6,7 +6,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.common.analysis import analyze, fold, grams, segment, tokenize_with_offsets
+from services.common.analysis import (
+    analyze,
+    fold,
+    grams,
+    segment,
+    tokenize_with_offsets,
+)
 from services.common.analysis.fold import regional_forms, variants
 
 _TEXT = st.text(
@@ -137,8 +143,12 @@ def test_folding_is_the_table_applied_character_by_character(text: str) -> None:
 def test_the_c_fold_equals_the_python_fold_for_every_character() -> None:
     """Folding characters is context-free, so one string of every code point the table
     can hold (surrogates too), and each character's "traditional?" alone, settle it."""
-    from services.common.analysis.fold import _SUPPLEMENT, fold_chars_in_python, native_tables
-    from services.common.native_code import native
+    from services.common.analysis.fold import (
+        _SUPPLEMENT,
+        fold_chars_in_python,
+        native_tables,
+    )
+    from services.common.runtime.native_code import native
 
     assert native is not None
     every = "".join(map(chr, [*range(0x10000), *_SUPPLEMENT, 0x20000, 0x2FA20, 0x10FFFF]))
@@ -153,7 +163,7 @@ def test_the_c_fold_equals_the_python_fold_for_every_character() -> None:
 @given(st.lists(st.one_of(_TEXT_WITHOUT_TRADITIONAL, st.sampled_from(list("設置頁面格式軟體與儲存格網絡")))).map("".join))
 def test_the_c_fold_equals_the_python_fold_on_mixed_text(text: str) -> None:
     from services.common.analysis.fold import fold_chars_in_python, native_tables
-    from services.common.native_code import native
+    from services.common.runtime.native_code import native
 
     assert native is not None
     assert native.fold_chars(text, native_tables()) == fold_chars_in_python(text)
@@ -163,7 +173,7 @@ def test_the_c_fold_equals_the_python_fold_on_mixed_text(text: str) -> None:
 def test_the_c_fold_refuses_tables_of_another_layout() -> None:
     import pytest
 
-    from services.common.native_code import native
+    from services.common.runtime.native_code import native
 
     assert native is not None
     with pytest.raises(ValueError, match="native_tables"):

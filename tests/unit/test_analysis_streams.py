@@ -15,8 +15,12 @@ from services.common.analysis.streams import (
     streams_in_python,
     streams_of_folded,
 )
-from services.common.analysis.words import han_words_of_runs, initialise, words_and_subwords_of_folded
-from services.common.native_code import native
+from services.common.analysis.words import (
+    han_words_of_runs,
+    initialise,
+    words_and_subwords_of_folded,
+)
+from services.common.runtime.native_code import native
 
 initialise()
 

@@ -1,17 +1,20 @@
-"""The cluster parity benchmark's own logic (bench/cluster_parity.py runs the crawls):
+"""The cluster parity benchmark's own logic (bench/cluster/cluster_parity.py runs the crawls):
 what counts as a page fetched twice, when link fields count as converged, and that
 its block of docs/benchmarks.md survives the other benchmarks' rewrites."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import load_report, machine, parity_report, report
-from bench.cluster_parity import ClusterRun, EmbeddedRun, ParityResults
-from bench.known_items import Quality
-from bench.link_field_watch import Sample, converged_after, unranked_at
-from bench.repeated_fetches import classify, page_fetches
+from bench import report
+from bench.cluster import parity_report
+from bench.cluster.cluster_parity import ClusterRun, EmbeddedRun, ParityResults
+from bench.crawl.repeated_fetches import classify, page_fetches
+from bench.measure import machine
+from bench.pagerank.link_field_watch import Sample, converged_after, unranked_at
+from bench.quality.known_items import Quality
+from bench.serving import load_report
 from services.cli.static_site_server import RequestRecord
 
 
@@ -46,7 +49,7 @@ def _results(unranked_at_limit: int, mrr_gap: float) -> ParityResults:
         quality=Quality(900, 0.95 + mrr_gap, {"title": (300, 0.98)}, 60.0), replaced=False,
     )  # fmt: skip
     embedded = EmbeddedRun(2590, 0, 300.0, classify(page_fetches([_get("/a.html")])), quality)
-    return ParityResults(datetime(2026, 1, 2, 3, 4, tzinfo=timezone.utc), 1200.0, machine.describe(), 2560,
+    return ParityResults(datetime(2026, 1, 2, 3, 4, tzinfo=UTC), 1200.0, machine.describe(), 2560,
                          (1.0, 2.0), 60.0, 900, 300, embedded, cluster)  # fmt: skip
 
 

@@ -1,14 +1,14 @@
 """Words most pages hold select no page in a long query; they only add score
-(services/api/query_plan.py, ``search_common_word_share``)."""
+(services/search/query_plan.py, ``search_common_word_share``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.api.query_plan import Plan, QueryPlanner
-from services.api.query_syntax import parse
-from services.common.query_tree import Bool, Node, Phrase, Term
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.query_tree import Bool, Node, Phrase, Term
+from services.search.query_plan import Plan, QueryPlanner
+from services.search.query_syntax import parse
 
 PAGES = 1000
 HELD_BY = {"工作": 400, "相关": 700, "会议": 60, "航空工业": 5, "批示": 3, "李鹏": 30, "谈": 500, "什么": 300}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.adapters.search_index_elasticsearch import parse_url
+from services.common.adapters.elasticsearch.search_index import parse_url
 
 
 def test_a_plain_url_names_one_node_on_the_default_port_and_the_alias() -> None:

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from services.api.evaluation import baselines
-from services.api.evaluation.baselines import BaselineRankers
-from services.api.evaluation.corpus import CorpusDoc
+from services.evaluation import baselines
+from services.evaluation.baselines import BaselineRankers
+from services.evaluation.corpus import CorpusDoc
 
 
 def doc(url: str, title: list[str], body: list[str], rank: float = 1.0) -> CorpusDoc:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.api.evaluation.corpus import CorpusDoc
-from services.api.evaluation.generate import generate
-from services.api.evaluation.tokens import tokenize
+from services.evaluation.corpus import CorpusDoc
+from services.evaluation.generate import generate
+from services.evaluation.tokens import tokenize
 
 
 def doc(url: str, title: str, body: str) -> CorpusDoc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.evaluation.judgments import (
+from services.evaluation.judgments import (
     Judgment,
     JudgmentsError,
     format_judgments,

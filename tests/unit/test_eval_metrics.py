@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from services.api.evaluation.metrics import METRICS, ndcg, query_scores, recall, reciprocal_rank, summarise
+from services.evaluation.metrics import (
+    METRICS,
+    ndcg,
+    query_scores,
+    recall,
+    reciprocal_rank,
+    summarise,
+)
 
 
 def test_first_relevant_at_rank_three():

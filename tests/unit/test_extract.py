@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.common.model import Outlink
+from services.common.domain.messages import Outlink
 from services.crawler.extract import extract
 
 URL = "https://news.example.cn/2024/article.html"

@@ -2,9 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.model import FetchJob, url_fingerprint
+from services.common.domain.messages import FetchJob, url_fingerprint
 from services.common.ports import Message
-from services.crawler.fetch_outcome import is_html, outcome_from_error, outcome_from_response
+from services.crawler.fetch_outcome import (
+    is_html,
+    outcome_from_error,
+    outcome_from_response,
+)
 from services.crawler.message_caps import OutcomeCaps
 
 JOB = FetchJob(url="https://example.cn/a/page", host="example.cn", lease_id="L1", depth=3)

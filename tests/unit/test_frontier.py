@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.frontier_redis import RedisFrontierState
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
+from services.common.adapters.redis.frontier import RedisFrontierState
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.config import Settings
+from services.common.domain.messages import FetchJob, LinkBatch, Outlink, PageEvent
 from services.common.ports import FrontierState
-from services.common.settings import Settings
 from services.scheduler.frontier import Frontier
 from services.scheduler.scope import Scope
 from tests.manual_clock import ManualClock as Clock

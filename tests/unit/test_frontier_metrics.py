@@ -6,8 +6,11 @@ from collections.abc import Sequence
 
 from prometheus_client import REGISTRY
 
-from services.common.frontier_types import FrontierCounts, Lease, NewUrl, UrlInfo
-from services.scheduler.frontier_metrics import MeteredFrontierState, set_frontier_gauges
+from services.common.domain.frontier_types import FrontierCounts, Lease, NewUrl, UrlInfo
+from services.scheduler.frontier_metrics import (
+    MeteredFrontierState,
+    set_frontier_gauges,
+)
 
 
 def sample(name: str, **labels: str) -> float:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.frontier_types import NewUrl
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.domain.frontier_types import NewUrl
 
 NOW = 1_700_000_000.0
 

@@ -7,10 +7,18 @@ from collections.abc import Sequence
 
 import pytest
 
-from services.common.model import TOPIC_REMOVALS, PageRemoval
+from services.common.domain.messages import TOPIC_REMOVALS, PageRemoval
 from services.common.ports import Message
 from services.scheduler import host_actions
-from tests.unit.test_frontier import SITE, Clock, answer, links, make_frontier, open_host, state  # noqa: F401
+from tests.unit.test_frontier import (  # noqa: F401
+    SITE,
+    Clock,
+    answer,
+    links,
+    make_frontier,
+    open_host,
+    state,
+)
 
 OTHER = "http://other.cn"
 
@@ -166,7 +174,7 @@ def test_pages_fetched_per_minute_are_kept_for_the_chart(state):
 def test_a_sqlite_frontier_from_before_pausing_gets_the_column(tmp_path):  # noqa: ANN001
     import sqlite3
 
-    from services.common.adapters.frontier_sqlite import SqliteFrontierState
+    from services.common.adapters.sqlite.frontier import SqliteFrontierState
 
     path = tmp_path / "frontier.sqlite3"
     SqliteFrontierState(path).ensure_host("example.cn", "http", 1.0)

@@ -1,8 +1,8 @@
-"""What the many-host benchmark reads from the site servers' logs (bench/host_fetch_log.py)."""
+"""What the many-host benchmark reads from the site servers' logs (bench/crawl/host_fetch_log.py)."""
 
 from __future__ import annotations
 
-from bench.host_fetch_log import read_log
+from bench.crawl.host_fetch_log import read_log
 from services.cli.static_site_server import RequestRecord
 
 

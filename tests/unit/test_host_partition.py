@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.partitioner.default import DefaultPartitioner
 
-from services.common.host_partition import host_partition, shards_of_partitions
+from services.common.domain.host_partition import host_partition, shards_of_partitions
 
 
 class _Metadata:
@@ -66,7 +66,7 @@ def test_an_embedded_crawl_does_not_import_kafka() -> None:
 
     code = (
         "import sys, services.cli.main, services.cli.embedded_crawl, services.crawler.worker;"
-        "from services.common.host_partition import host_partition;"
+        "from services.common.domain.host_partition import host_partition;"
         "assert host_partition('docs.example.cn', 1) == 0;"
         "print('kafka' in sys.modules)"
     )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 
-from bench.insuranceqa import build_site, write_judgments
-from services.api.evaluation.judgments import read_judgments
+from bench.quality.insuranceqa import build_site, write_judgments
+from services.evaluation.judgments import read_judgments
 
 
 def _write(path, obj):

@@ -6,7 +6,11 @@ import json
 import logging
 import sys
 
-from services.common.json_logging import JsonFormatter, current_context, log_context
+from services.common.runtime.json_logging import (
+    JsonFormatter,
+    current_context,
+    log_context,
+)
 
 
 def _record(msg: str, *args: object, level: int = logging.INFO, **extra: object) -> logging.LogRecord:

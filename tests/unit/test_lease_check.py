@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.model import PageEvent
-from services.common.settings import Settings
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.config import Settings
+from services.common.domain.messages import PageEvent
 from services.scheduler.frontier import Frontier
 from services.scheduler.lease_check import lease_checker
 from services.scheduler.scope import Scope

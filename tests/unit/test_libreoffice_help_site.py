@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 
-from bench.libreoffice_help_site import contents_modules, han_counts, page_text, write_navigation
+from bench.sites.libreoffice_help_site import (
+    contents_modules,
+    han_counts,
+    page_text,
+    write_navigation,
+)
 
 CONTENTS_JS = """document.getElementById("Contents").innerHTML='\\
     <ul><li><input type="checkbox" id="08"><label for="08">电子表格 (Calc)</label><ul>\\

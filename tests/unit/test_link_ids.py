@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from services.common.adapters.link_graph_redis import _kept
-from services.common.link_ids import anchor_chunk, edge_chunk, from_rows, pack_anchors, pack_targets
+from services.common.adapters.redis.link_graph import _kept
+from services.common.domain.link_ids import (
+    anchor_chunk,
+    edge_chunk,
+    from_rows,
+    pack_anchors,
+    pack_targets,
+)
 
 
 def test_equal_links_pack_to_equal_bytes_whatever_their_order() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from services.common.log_throttle import RepeatThrottle
+from services.common.runtime.log_throttle import RepeatThrottle
 
 
 def _record(name: str, msg: str, *args: object, level: int = logging.ERROR) -> logging.LogRecord:

@@ -1,5 +1,5 @@
 """The benchmark's memory limit is the kernel's: a process over it is stopped, one under
-it runs, and the group's peak charge is read back (bench/memory_cgroup.py)."""
+it runs, and the group's peak charge is read back (bench/serving/memory_cgroup.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.memory_cgroup import MemoryCgroup, drop_cached_pages
+from bench.serving.memory_cgroup import MemoryCgroup, drop_cached_pages
 
 LIMIT = 96 << 20
 TOUCH = "import sys; b = bytearray(int(sys.argv[1]) << 20); b[::4096] = b'x' * len(b[::4096]); print('done')"
@@ -53,7 +53,7 @@ def test_dropping_cached_pages_counts_the_files_it_asked_about(tmp_path: Path) -
 
 
 def test_reading_into_the_page_cache_reads_every_file(tmp_path: Path) -> None:
-    from bench.memory_cgroup import read_into_page_cache
+    from bench.serving.memory_cgroup import read_into_page_cache
 
     (tmp_path / "a").write_bytes(b"x" * (5 << 20))
     (tmp_path / "sub").mkdir()

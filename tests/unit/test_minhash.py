@@ -7,13 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import rensa
 from hypothesis import given
 from hypothesis import strategies as st
 
-import rensa
-
-from services.common import minhash
-from services.common.native_code import native
+from services.common.domain import minhash
+from services.common.runtime.native_code import native
 
 TOKENS = ("安装 软件 包 的 时候 apt-get 会 自动 处理 依赖 关系 ，" * 3 + " 然后 配置 网络 和 内核 驱动").split() * 3
 # Computed once with rensa 0.5.0. A rensa release that hashes differently fails here,
@@ -38,7 +37,7 @@ def test_the_signature_keeps_its_pinned_values() -> None:
 
 
 def test_another_process_with_another_hash_seed_computes_the_same_signature() -> None:
-    code = f"from services.common import minhash; print(minhash.signature({TOKENS!r}))"
+    code = f"from services.common.domain import minhash; print(minhash.signature({TOKENS!r}))"
     env_seeds = ("1", "2")
     outs = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

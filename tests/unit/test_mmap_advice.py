@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.mmap_advice import RandomAccessAdvice, _mappings
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.settings import Settings
+from services.common.adapters.tantivy.mmap_advice import RandomAccessAdvice, _mappings
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
 from tests.page_events import index_doc
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")

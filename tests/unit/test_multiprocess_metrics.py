@@ -8,7 +8,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.mmap_dict import MmapedDict, mmap_key
 
-from services.common.multiprocess_metrics import _started_files_collector
+from services.common.runtime.multiprocess_metrics import _started_files_collector
 
 
 def _counter_file(directory: Path, pid: int, value: float) -> None:

@@ -13,8 +13,8 @@ _BUILD = textwrap.dedent(
     if sys.argv[1] == "without":
         sys.modules["services.common._native"] = None  # import fails, as where it was not built
     logging.basicConfig(level=logging.WARNING)
-    from services.common.model import PageEvent
-    from services.common.native_code import native, warn_if_missing
+    from services.common.domain.messages import PageEvent
+    from services.common.runtime.native_code import native, warn_if_missing
     from services.indexer.document_builder import build_document
     warn_if_missing()
     print("native" if native else "python")

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.adapters.page_store_packs import PackPageStore
-from services.common.model import TOPIC_FETCHES, TOPIC_LINKS, TOPIC_PAGES, FetchJob, LinkBatch, Outlink, PageEvent
+from services.common.adapters.packs.page_store import PackPageStore
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.domain.messages import (
+    TOPIC_FETCHES,
+    TOPIC_LINKS,
+    TOPIC_PAGES,
+    FetchJob,
+    LinkBatch,
+    Outlink,
+    PageEvent,
+)
 from services.crawler.crawl_session import CONSUMER_GROUP, WorkerStats
 from services.crawler.fetch_outcome import FetchOutcome
 from services.crawler.page_publisher import PagePublisher

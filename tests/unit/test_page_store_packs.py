@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.page_packs import SUFFIX, compact
-from services.common.adapters.page_store_packs import PackPageStore
-from services.common.model import StoredPage, url_fingerprint
+from services.common.adapters.packs.pack_files import SUFFIX, compact
+from services.common.adapters.packs.page_store import PackPageStore
+from services.common.domain.documents import StoredPage
+from services.common.domain.messages import url_fingerprint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,7 +117,7 @@ def test_a_full_disk_loses_the_page_that_failed_and_nothing_before_or_after_it(t
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
         from tests.unit.test_page_store_packs import key, page
-        from services.common.adapters.page_store_packs import PackPageStore
+        from services.common.adapters.packs.page_store import PackPageStore
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.RLIM_INFINITY))
         store = PackPageStore(Path({str(tmp_path)!r}))

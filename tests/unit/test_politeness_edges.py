@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
-from services.common.settings import Settings
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.config import Settings
+from services.common.domain.messages import FetchJob, PageEvent
 from services.crawler.message_caps import OutcomeCaps, cap_robots
 from services.scheduler.frontier import Frontier
 from services.scheduler.retry_after import retry_after_until

@@ -6,8 +6,13 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.common.model import feature_precision
-from services.ranker.rank_writes import RANK_CHANGE, WrittenFields, feature_precision_array, text_hash
+from services.common.domain.documents import feature_precision
+from services.ranker.rank_writes import (
+    RANK_CHANGE,
+    WrittenFields,
+    feature_precision_array,
+    text_hash,
+)
 
 IDS = np.array([3, 0, 7])
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.rate_limit import TokenBuckets, is_exempt, parse_networks, retry_after_header
+from services.api.rate_limit import (
+    TokenBuckets,
+    is_exempt,
+    parse_networks,
+    retry_after_header,
+)
 from tests.manual_clock import ManualClock as Clock
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from services.api.readiness_cache import CachedReadiness
-from services.common.health_server import Readiness
+from services.common.runtime.health_server import Readiness
+from services.common.runtime.readiness_cache import CachedReadiness
 
 
 def test_a_check_that_hangs_leaves_the_last_answer_in_place() -> None:

@@ -1,6 +1,6 @@
 """Rewriting a document for its link fields reuses the document the writer committed,
 bigram fields included, and a read-back document gets kept bigrams only for the text
-they were built from (services/common/adapters/recent_documents.py)."""
+they were built from (services/common/adapters/tantivy/recent_documents.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters import search_index_tantivy
-from services.common.adapters.recent_documents import RecentDocuments
-from services.common.adapters.search_index_tantivy import TantivySearchIndex
-from services.common.model import LinkFields, SearchQuery
-from services.common.query_tree import Phrase
-from services.common.settings import Settings
+from services.common.adapters.tantivy import search_index as search_index_tantivy
+from services.common.adapters.tantivy.recent_documents import RecentDocuments
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.common.domain.documents import LinkFields
+from services.common.domain.query_tree import Phrase
+from services.common.domain.search_types import SearchQuery
 from tests.page_events import index_doc
 
 URL = "https://docs.example.cn/install"

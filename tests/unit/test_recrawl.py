@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.frontier_sqlite import SqliteFrontierState
-from services.common.model import FetchJob, LinkBatch, Outlink, PageEvent
-from services.common.settings import Settings
+from services.common.adapters.sqlite.frontier import SqliteFrontierState
+from services.common.config import Settings
+from services.common.domain.messages import FetchJob, LinkBatch, Outlink, PageEvent
 from services.scheduler.frontier import Frontier
 from services.scheduler.recrawl_policy import next_interval, parse_lastmod
 from services.scheduler.scope import Scope

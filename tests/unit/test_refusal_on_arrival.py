@@ -1,11 +1,15 @@
 """Which requests the API's poller thread may refuse without queueing them, and what
-it sends (services/api/bounded_worker.py)."""
+it sends (services/common/runtime/http/bounded_worker.py)."""
 
 from __future__ import annotations
 
 import json
 
-from services.api.bounded_worker import DrainEstimate, refusable_request, refusal
+from services.common.runtime.http.bounded_worker import (
+    DrainEstimate,
+    refusable_request,
+    refusal,
+)
 
 
 def test_a_whole_get_is_refusable_and_keeps_its_connection_by_http_version() -> None:

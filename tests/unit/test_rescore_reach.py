@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.common.adapters.search_index_tantivy import _reachable, rank_feature
+from services.common.adapters.tantivy.search_index import _reachable, rank_feature
 
 WEIGHT, PIVOT = 1.5, 1.0
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.api.result_cache import ResultCache
+from services.search.result_cache import ResultCache
 from tests.manual_clock import ManualClock as Clock
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.api.result_grouping import fold_near_duplicates, paginate
-from services.common import minhash
-from services.common.model import SearchHit
+from services.common.domain import minhash
+from services.common.domain.search_types import SearchHit
+from services.search.result_grouping import fold_near_duplicates, paginate
 
 
 def _hit(url: str, site: str = "a.cn", sig: tuple[int, ...] = (), content_hash: str = "") -> SearchHit:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.api.retry_after import RetryAfter
+from services.common.runtime.http.retry_after import RetryAfter
 from tests.manual_clock import ManualClock
 
 

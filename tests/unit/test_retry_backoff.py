@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from services.common.retry_backoff import Backoff, describe, retry
+from services.common.runtime.retry_backoff import Backoff, describe, retry
 
 
 class Waits:
@@ -59,7 +59,7 @@ def test_retry_returns_the_result_once_the_call_succeeds() -> None:
 
 
 def test_each_failure_is_one_warning_naming_the_backend_and_the_error(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="services.common.retry_backoff")
+    caplog.set_level(logging.WARNING, logger="services.common.runtime.retry_backoff")
     retry(failing(2), what="index backend (elasticsearch://es:9200/tansuo)", stop=threading.Event(), wait=Waits())
     assert len(caplog.records) == 2
     first = caplog.records[0]

@@ -6,10 +6,18 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from bench import scale_corpus, scale_latency
-from bench.scale_corpus import Article, Corpus, articles_of, page_event, plain_text, poems_of
-from bench.scale_latency import Stages
-from bench.scale_queries import MIX, draw
+from bench.scale import scale_latency
+from bench.scale.scale_latency import Stages
+from bench.scale.scale_queries import MIX, draw
+from bench.sites import scale_corpus
+from bench.sites.scale_corpus import (
+    Article,
+    Corpus,
+    articles_of,
+    page_event,
+    plain_text,
+    poems_of,
+)
 
 TAGGED = [
     "迈向/v  充满/v  希望/n  的/u  新/a  世纪/n",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.bus_sqlite import SqliteBus
-from services.common.model import TOPIC_PAGES
+from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.domain.messages import TOPIC_PAGES
 from services.scheduler.scheduler import GROUP, Scheduler
 
 

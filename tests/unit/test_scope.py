@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.scheduler.scope import DomainRule, Scope, seed_domains
 
 

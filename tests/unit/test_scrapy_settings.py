@@ -5,7 +5,7 @@ from pathlib import Path
 from scrapy.settings import Settings as ScrapySettings
 from scrapy.utils.conf import build_component_list
 
-from services.common.settings import Settings
+from services.common.config import Settings
 from services.crawler.scrapy_settings import scrapy_settings
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.search_marker import SearchMarker
+from services.common.adapters.tantivy.search_marker import SearchMarker
 
 
 def test_a_search_is_stamped_once_a_second_at_most(tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
-from services.api.search_service import MAX_RESULT_WINDOW, BadQuery, SearchService
-from services.common.model import IndexDoc, LinkFields, SearchHit, SearchHits, SearchQuery
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.documents import IndexDoc, LinkFields
+from services.common.domain.search_types import SearchHit, SearchHits, SearchQuery
+from services.search.search_service import MAX_RESULT_WINDOW, BadQuery, SearchService
 
 
 class FakeIndex:

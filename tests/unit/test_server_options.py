@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from services.api.gunicorn_server import ServerOptions, available_cores
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.runtime.http.gunicorn_server import ServerOptions, available_cores
 
 
 def test_a_container_cpu_limit_caps_the_workers(tmp_path: Path) -> None:

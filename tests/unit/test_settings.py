@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.settings import Settings
+from services.common.config import Settings
 
 
 def test_the_api_token_can_come_from_a_file(tmp_path, monkeypatch) -> None:  # noqa: ANN001

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.api.app import create_app
-from services.api.site_choices import SELECT_LIMIT, SiteChoices
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.search.site_choices import SELECT_LIMIT, SiteChoices
 from tests.manual_clock import ManualClock
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.common.adapters.fold_keys import SiteNames, key
+from services.common.adapters.tantivy.fold_keys import SiteNames, key
 
 
 def test_an_unknown_key_asks_the_index_once_a_view() -> None:

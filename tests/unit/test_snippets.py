@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from services.api.snippets import ELLIPSIS, snippet_html, title_html
+from services.search.snippets import ELLIPSIS, snippet_html, title_html
 
 
 def _plain(html: str) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from services.common.adapters.stored_hit_cache import StoredHitCache
-from services.common.model import SearchHit
+from services.common.adapters.tantivy.stored_hit_cache import StoredHitCache
+from services.common.domain.search_types import SearchHit
 
 
 def _hit(url: str) -> SearchHit:

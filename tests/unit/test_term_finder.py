@@ -7,9 +7,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from services.api import term_finder
-from services.api.term_finder import TermFinder
 from services.common.analysis import initialise
+from services.search import term_finder
+from services.search.term_finder import TermFinder
 
 TEXT = st.text(alphabet="软軟件體优優秀aApPtTＡ1-_. 中華华x", max_size=60)
 # Repeated characters too: occurrences that touch or overlap decide what counts.

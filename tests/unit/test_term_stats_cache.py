@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.api.term_stats_cache import CachedTermStats
+from services.search.term_stats_cache import CachedTermStats
 from tests.manual_clock import ManualClock
 
 

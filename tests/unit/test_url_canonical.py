@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.common.url_canonical import canonicalize
+from services.common.domain.url_canonical import canonicalize
 
 
 @pytest.mark.parametrize(
@@ -36,14 +36,14 @@ def test_canonicalize_is_idempotent(pairs: list[str]) -> None:
 
 @pytest.mark.parametrize("value", [None, 42, ["http://a.cn/"], {"url": "http://a.cn/"}])
 def test_a_value_that_is_not_a_string_is_a_bad_url(value: object) -> None:
-    from services.common.url_canonical import BadUrl
+    from services.common.domain.url_canonical import BadUrl
 
     with pytest.raises(BadUrl):
         canonicalize(value)  # type: ignore[arg-type]
 
 
 def test_a_remembered_answer_is_the_answer_and_a_rejected_url_stays_rejected() -> None:
-    from services.common.url_canonical import BadUrl, _canonical
+    from services.common.domain.url_canonical import BadUrl, _canonical
 
     url = "HTTP://Example.CN:80/a/../b?utm_source=x&b=2&a=1#top"
     assert canonicalize(url) == canonicalize(url) == _canonical.__wrapped__(url) == "http://example.cn/b?a=1&b=2"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from services.common.model import (
+from services.common.domain.messages import (
     FetchJob,
     IndexedDocuments,
     LinkBatch,

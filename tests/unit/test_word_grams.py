@@ -1,12 +1,12 @@
 """A query's words match by their bigrams too only while the query is short
-(services/api/query_plan.py, ``search_word_grams_up_to``)."""
+(services/search/query_plan.py, ``search_word_grams_up_to``)."""
 
 from __future__ import annotations
 
-from services.api.query_plan import BODY_GRAMS, TITLE_GRAMS, QueryPlanner
-from services.api.query_syntax import parse
-from services.common.query_tree import Bool, Node, Phrase
-from services.common.settings import Settings
+from services.common.config import Settings
+from services.common.domain.query_tree import Bool, Node, Phrase
+from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS, QueryPlanner
+from services.search.query_syntax import parse
 
 
 def _gram_phrases(node: Node, fields: tuple[str, ...] = (TITLE_GRAMS, BODY_GRAMS)) -> list[tuple[str, ...]]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from services.common.link_ids import AnchorChunk, EdgeChunk
+from services.common.domain.link_ids import AnchorChunk, EdgeChunk
 
 
 class LinkGraphViews:

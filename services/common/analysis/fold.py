@@ -26,7 +26,7 @@ import opencc
 import rjieba
 
 from services.common.analysis.han import HAN_RUN
-from services.common.native_code import native
+from services.common.runtime.native_code import native
 
 # Code points whose NFKC form or lower case is worth a table entry: the BMP and the
 # CJK Compatibility Ideographs Supplement.

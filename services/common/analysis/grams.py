@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from services.common.analysis.fold import fold
 from services.common.analysis.words import MAX_TOKEN_CHARS, RUNS
-from services.common.native_code import native
+from services.common.runtime.native_code import native
 
 
 def grams_of_folded(text: str) -> list[str]:

@@ -28,7 +28,7 @@ from services.common.analysis.words import (
     add_word_run,
     han_words_of_runs,
 )
-from services.common.native_code import native
+from services.common.runtime.native_code import native
 
 _SUBWORDS = SubwordTable()
 

@@ -31,8 +31,8 @@ from collections.abc import Iterator
 import rjieba
 
 from services.common.analysis.fold import fold
-from services.common.analysis.han import HAN
 from services.common.analysis.fold import initialise as _initialise_fold
+from services.common.analysis.han import HAN
 
 # A letter or digit that is not Han (and not "_", which \w also admits).
 _ALNUM = rf"[^\W_{HAN}]"

@@ -1,0 +1,128 @@
+"""Known-item query sets for any crawled site, with the page itself as the answer.
+
+For each page whose title no other page shares:
+
+- ``title``: the title verbatim, as someone who saw the page would type it.
+- ``title-words``: 2 or 3 of the title's rarest words (fewest documents hold them),
+  shuffled, space-separated: a half-remembered title. Left out when another page's
+  title yields the same words.
+- ``body-quote``: 10 consecutive Han characters of its body that occur on no other
+  page (title, headings or body): a pasted sentence fragment, which only that page can
+  answer.
+
+Everything random comes from one seeded generator and pages are taken in URL order,
+so one seed over one index gives one file.
+
+The index is read in three passes, none of which holds it: titles and document
+frequencies of every page, then the chosen pages, then every page's text for the
+quotes' uniqueness. A million-page index kept in memory took over 20 GB.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from services.evaluation.corpus import (
+    CorpusDoc,
+    CorpusReader,
+    count_tokens,
+    sequence_reader,
+)
+from services.evaluation.judgments import Judgment
+
+QUOTE_CHARS = 10
+QUOTE_CANDIDATES = 6  # spans tried per page before giving up on a unique one
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_HAN_RUN = re.compile(f"[{_HAN}]{{{QUOTE_CHARS},}}")
+TYPES = ("title", "title-words", "body-quote")
+
+
+def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0) -> list[Judgment]:
+    """Judged known-item queries, grouped by type; ``max_pages`` > 0 samples that many
+    pages (seeded) for large sites."""
+    read = sequence_reader(docs) if isinstance(docs, Sequence) else docs
+    rng = random.Random(seed)
+    titles: Counter[str] = Counter()
+    df: dict[str, int] = {}
+    listed: list[tuple[str, str]] = []  # (URL, title) of every page, in reading order
+    for d in read():
+        title = _norm_title(d.title)
+        titles[title] += 1
+        listed.append((d.url, title))
+        count_tokens(d, df)
+    urls = [url for url, title in listed if title and titles[title] == 1]
+    sampled = bool(max_pages) and len(urls) > max_pages
+    if sampled:
+        urls = rng.sample(urls, max_pages)
+    del listed, titles
+    pages = list(read(only=set(urls)))
+    if sampled:
+        pages.sort(key=lambda d: d.url)
+    out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in pages]
+    out.extend(_title_word_queries(pages, df, rng))
+    out.extend(_body_quotes(read, pages, rng))
+    return out
+
+
+def _title_word_queries(pages: Sequence[CorpusDoc], df: dict[str, int], rng: random.Random) -> list[Judgment]:
+    """One per page; a word set that two pages' titles both yield names neither page,
+    so it is left out for both."""
+    chosen = [(d, _title_words(d, df, rng)) for d in pages]
+    uses = Counter(frozenset(words.split()) for _, words in chosen)  # the order is shuffled
+    return [Judgment("title-words", w, (d.url,)) for d, w in chosen if w and uses[frozenset(w.split())] == 1]
+
+
+def _norm_title(title: str) -> str:
+    return " ".join(title.split())
+
+
+def _title_words(doc: CorpusDoc, df: dict[str, int], rng: random.Random) -> str:
+    words = list(dict.fromkeys(doc.title_tokens))
+    if len(words) < 2:
+        return ""
+    k = min(len(words), rng.choice((2, 3)))
+    # Rarest first; the title's order breaks ties so the choice does not hang on dict order.
+    rarest = sorted(words, key=lambda w: (df.get(w, 0), words.index(w)))[:k]
+    rng.shuffle(rarest)
+    return " ".join(rarest)
+
+
+def _body_quotes(read: CorpusReader, pages: Sequence[CorpusDoc], rng: random.Random) -> list[Judgment]:
+    candidates: dict[str, list[str]] = {}  # url -> spans to try, in order
+    for d in pages:
+        spans = _spans(d.body)
+        if spans:
+            candidates[d.url] = rng.sample(spans, min(QUOTE_CANDIDATES, len(spans)))
+    holders = _holders({s for spans in candidates.values() for s in spans}, read(tokens=False))
+    out = []
+    for d in pages:
+        for span in candidates.get(d.url, ()):
+            if holders.get(span) == {d.url}:
+                out.append(Judgment("body-quote", span, (d.url,)))
+                break
+    return out
+
+
+def _spans(text: str) -> list[str]:
+    """Every distinct 10-character span inside a run of Han characters."""
+    spans: dict[str, None] = {}
+    for run in _HAN_RUN.findall(text):
+        for i in range(len(run) - QUOTE_CHARS + 1):
+            spans[run[i : i + QUOTE_CHARS]] = None
+    return list(spans)
+
+
+def _holders(spans: set[str], docs: Iterable[CorpusDoc]) -> dict[str, set[str]]:
+    """For each candidate span, the URLs of the pages whose text holds it. One pass over
+    every page's Han runs with set lookups: linear in the corpus, not corpus × spans."""
+    holders: dict[str, set[str]] = {}
+    for d in docs:
+        for run in _HAN_RUN.findall(d.text):
+            for i in range(len(run) - QUOTE_CHARS + 1):
+                span = run[i : i + QUOTE_CHARS]
+                if span in spans:
+                    holders.setdefault(span, set()).add(d.url)
+    return holders

@@ -1,0 +1,495 @@
+"""From a parsed query to the query tree both index backends run.
+
+The query model, in one place (docs/ranking.md has the figures behind it):
+
+- Each word of free text is one clause: the word in the word fields (title, headings,
+  anchors, body, sub-words; boosted per field), or, failing that, its character bigrams
+  as a phrase (a page that segments the word differently still matches, at the lower
+  gram weight), except a common word (held by a large share of a large index), whose
+  title bigrams only add score. Stop words are not required; a single Han character
+  between other words is not required either (it carries little meaning alone, and it
+  stays in the phrase boosts below), unless the query has nothing else. Question words
+  and particles (怎么, 如何, 吗) are never required and weigh little. Such score-only
+  words, where common, score in titles only. Repeated words count once.
+- Soft conjunction: up to ``search_all_words_up_to`` clauses are all required (if no
+  page has them all, any one will do, and ``matched_all`` says so); a longer query
+  requires a share of them, and BM25's sum ranks the pages that hold more of the
+  query's weight first.
+- A quoted phrase is one clause: its bigrams as a phrase in title or body. Exact,
+  whatever the segmenter does.
+- ``a OR b``: a clause any of whose alternatives will do.
+- Boosts that only add score: the words of the free text in order (word phrase), and
+  each run of free text verbatim (bigram phrase), in title or body; in titles only
+  when every wanted word is common.
+- A word with other names (``analysis/synonyms.py``: 试算表 for 电子表格, excel for
+  电子表格 and Calc) matches any of them, the others at the synonym weight.
+- Exclusions become ``must_not`` bigram phrases; sites a filter.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from services.common.analysis import grams, segment, subwords
+from services.common.analysis.han import has_han
+from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
+from services.common.analysis.synonyms import synonyms
+from services.common.config import Settings
+from services.common.domain.query_tree import Bool, Node, Phrase, Term
+from services.search.query_syntax import ParsedQuery
+
+TITLE_GRAMS = "title_grams"
+BODY_GRAMS = "body_grams"
+_WORD_PHRASE_FIELDS = ("title_tokens", "body_tokens")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The tree to run, and what the answer needs besides it."""
+
+    tree: Node
+    highlight: tuple[str, ...]  # folded words and phrases to mark in titles and snippets
+    clauses: int  # wanted clauses; with ``minimum`` below it, matched_all is False
+    minimum: int
+    widens: bool = False  # planning with any_clause would match more (more clauses, or sub-words)
+
+
+TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
+Scales = dict[tuple[str, str], float]  # (field, word) -> factor on the field's boost
+DocFreqs = tuple[int, dict[str, dict[str, int]]]  # (pages in the index, word -> field -> pages holding it)
+# Fields whose idf is bounded by the collection's (BM25F-style); sub-words are parts, not words.
+_SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body_tokens")
+
+
+# A plan asks for the same text's words, sub-words and bigrams several times (the
+# clauses, the boosts, the highlights), and queries repeat: each analysis is done once
+# and remembered (some 30 µs of a plan's 180 at a million pages, and 5 calls a plan).
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(segment(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _subwords(text: str) -> tuple[str, ...]:
+    return tuple(subwords(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _grams(text: str) -> tuple[str, ...]:
+    return tuple(grams(text))
+
+
+# The word fields whose idf bound (``field_scales``) a word's bigram phrase in titles,
+# and in headings and bodies, takes: the same word, matched in the same text.
+_GRAM_SCALE_FIELDS = ("title_tokens", "body_tokens")
+
+
+def _gram_scale(scales: Scales | None, field: str, word: str) -> float:
+    """The factor on ``word``'s bigram phrase from its scale in ``field``'s words. A
+    phrase has a word's idf too: in a small copy of InsuranceQA (a page of links titled
+    保险问答, 保险 in most bodies) the title bigrams alone lifted that page over the
+    answers once its title term was bounded. Where no page holds the word as a word
+    there (0), the phrase keeps its boost: it matches only text segmented otherwise."""
+    scale = (scales or {}).get((field, word), 1.0)
+    return scale if scale > 0 else 1.0
+
+
+def _idf(docs: int, df: int) -> float:
+    """BM25's idf, as Lucene and tantivy compute it; never below its value for a word
+    every document holds (a backend's counts may lag one another)."""
+    df = min(df, docs)
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
+class QueryPlanner:
+    def __init__(self, cfg: Settings, term_stats: TermStats | None = None) -> None:
+        self._cfg = cfg
+        self._term_stats = term_stats
+
+    def doc_freqs(self, words: Sequence[str]) -> DocFreqs:
+        """(pages in the index, each word's document frequency per word field), in one
+        round trip to the index; empty without term statistics."""
+        words = [w for w in dict.fromkeys(words) if w]
+        if self._term_stats is None or not words:
+            return 0, {}
+        pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
+        docs, dfs = self._term_stats(pairs)
+        by_word: dict[str, dict[str, int]] = {}
+        for (f, w), df in zip(pairs, dfs):
+            by_word.setdefault(w, {})[f] = df
+        return docs, by_word
+
+    def field_scales(self, freqs: DocFreqs) -> Scales:
+        """Field weights that keep a word's idf in one field within ``search_field_idf_cap``
+        times its idf over the whole collection.
+
+        Per-field idf says how few pages are about a word (few titles hold it), which
+        finds topic pages; but a word that most pages hold can become the strongest
+        signal of a query just by being rare in one short field. On InsuranceQA, 保险 is
+        in the title of one page of 27,469 (the front page, a page of links, title
+        保险问答) and in the bodies of most answers: its title idf is 30 times its body
+        idf, and times the title boost the front page led questions about insurance
+        while answers matched them. The collection idf (from the word's largest
+        document frequency over the fields, as BM25F and Elasticsearch's cross_fields
+        blend it) bounds each field's; a cap of 1 is BM25F's one idf.
+
+        A field no page holds the word in gets 0, and its clause is left out
+        (``_one_word``): it could match nothing and add nothing, yet a search looks
+        every term up in every segment (at a million pages, 20 segments, the bare
+        query's p50 fell by 8% without the anchor-text terms no page held; the whole
+        search's by about 1%)."""
+        scales: Scales = {}
+        cap = self._cfg.search_field_idf_cap
+        docs, by_word = freqs
+        for w, per_field in by_word.items():
+            collection = _idf(docs, max(per_field.values()))
+            for f, df in per_field.items():
+                if df == 0:
+                    scales[(f, w)] = 0.0
+                elif cap > 0:
+                    scales[(f, w)] = min(1.0, cap * collection / _idf(docs, df))
+        return scales
+
+    def _common(self, words: Sequence[str], freqs: DocFreqs) -> set[str]:
+        """The words held by more than ``search_common_word_share`` of the pages and by
+        more than ``search_common_word_pages`` pages.
+
+        In a long query they select nothing (Lucene's CommonTermsQuery): a page is
+        chosen by the query's other words, and these only add score. Holding 工作 or
+        相关 says little about a page, and letting such words count towards the required
+        share lets nearly every page in, each read through their long postings (a
+        headline of 11 words at 1,000,000 pages matched 41,175 pages: 111 ms). The
+        floor in pages keeps small sites as they were: their postings are short, and
+        on them the rule cost answers (docs/ranking.md)."""
+        share = self._cfg.search_common_word_share
+        docs, by_word = freqs
+        if share <= 0 or docs <= 0:
+            return set()
+        above = max(share * docs, self._cfg.search_common_word_pages)
+        return {w for w in words if w in by_word and max(by_word[w].values()) > above}
+
+    # --- leaves
+
+    def _grams_phrase(self, values: Sequence[str], title_boost: float, body_boost: float) -> Node:
+        return Bool(
+            should=(Phrase(TITLE_GRAMS, tuple(values), title_boost), Phrase(BODY_GRAMS, tuple(values), body_boost)),
+            minimum_should_match=1,
+        )
+
+    def word(self, word: str, weight: float = 1.0, scales: Scales | None = None, by_grams: bool = True) -> Node:
+        """One query word (or another name of it: 试算表 for 电子表格, excel for 电子表格);
+        without ``by_grams``, in the word fields only."""
+        names = self._names(word)
+        if len(names) == 1:
+            return self._one_word(word, weight, scales, by_grams)
+        alternatives = tuple(self._one_word(n, w, scales, by_grams) for n, w in names)
+        return Bool(should=alternatives, minimum_should_match=1, boost=weight)
+
+    def _names(self, word: str) -> list[tuple[str, float]]:
+        """The word and its other names, each with its weight."""
+        return [(word, 1.0)] + [(n, self._cfg.search_synonym_weight) for n in synonyms(word)]
+
+    def _one_word(self, word: str, weight: float, scales: Scales | None, by_grams: bool) -> Node:
+        """One word in every word field that holds it, or its bigrams when the page split
+        it otherwise."""
+        cfg = self._cfg
+        scales = scales or {}
+        fields = cfg.search_field_boosts
+        should: list[Node] = [Term(f, word, b * s) for f, b in fields if (s := scales.get((f, word), 1.0)) > 0]
+        if by_grams and self._has_grams(word):
+            title, body = (cfg.search_gram_boost * _gram_scale(scales, f, word) for f in _GRAM_SCALE_FIELDS)
+            should.append(self._grams_phrase(_grams(word), title, body))
+        if not should:  # held nowhere: still a clause, one that matches nothing (an empty one would match all)
+            should = [Term(f, word, b) for f, b in fields[:1]]
+        return Bool(should=tuple(should), minimum_should_match=1, boost=weight)
+
+    def _has_grams(self, word: str) -> bool:
+        """Whether a word is also looked for by its bigrams: a Han word of two or more characters."""
+        return has_han(word) and len(word) >= 2 and self._cfg.search_gram_boost > 0
+
+    def title_grams_score(self, word: str, weight: float = 1.0, scales: Scales | None = None) -> Node | None:
+        """The title half of what ``word(word, weight)`` scores through its bigrams (and
+        its other names'), alone: what a long query's words keep of their bigrams, as
+        score for the pages the words select (a title that splits a word otherwise still
+        counts), without the body's, whose phrases were the costliest part."""
+        title_field = _GRAM_SCALE_FIELDS[0]
+        should = tuple(
+            Phrase(TITLE_GRAMS, _grams(n), self._cfg.search_gram_boost * w * _gram_scale(scales, title_field, n))
+            for n, w in self._names(word)
+            if self._has_grams(n)
+        )
+        return Bool(should=should, minimum_should_match=1, boost=weight) if should else None
+
+    def exact(self, text: str) -> Node | None:
+        """A quoted phrase: its bigrams, consecutive, in title or body."""
+        values = _grams(text)
+        if not values:
+            return None
+        return self._grams_phrase(values, self._cfg.search_title_grams_boost, self._cfg.search_body_grams_boost)
+
+    # --- clauses
+
+    def _free_text(self, text: str, keep_stop_words: bool) -> tuple[list[str], list[str], list[str], list[str]]:
+        """(required words, optional single characters, question words, all words) of one
+        run of free text."""
+        words = list(dict.fromkeys(_words(text)))
+        required: list[str] = []
+        optional: list[str] = []
+        question: list[str] = []
+        for w in words:
+            if w in STOP_WORDS and not keep_stop_words:
+                continue
+            if w in QUESTION_WORDS:
+                question.append(w)
+            elif len(w) == 1 and has_han(w):
+                optional.append(w)
+            else:
+                required.append(w)
+        return required, optional, question, words
+
+    def _by_grams(self, parsed: ParsedQuery, split: dict[int, tuple[list[str], ...]]) -> bool:
+        """Whether a page may match a word of the query by the word's bigrams: in a
+        query of up to ``search_word_grams_up_to`` wanted clauses.
+
+        There one word decides whether a page matches, and a page that splits it
+        otherwise must not be lost. In a longer query a page matches by a share of the
+        words anyway, and each word's bigram phrase, matched on its own, was the
+        costliest part of the search: at a million pages it doubled the slowest
+        queries' time (docs/benchmarks.md). There the words' bigrams in titles only add
+        score to the pages the words select (``title_grams_score``)."""
+        wanted = 0
+        for group in parsed.groups:
+            sizes = [int(bool(_grams(p.text))) if p.quoted else len(split[id(p)][0]) for p in group]
+            sizes = [n for n in sizes if n]
+            wanted += sizes[0] if len(sizes) == 1 else min(1, len(sizes))
+        return wanted <= self._cfg.search_word_grams_up_to
+
+    def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
+        """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
+        keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in _words(p.text))
+        free = [p.text for p in parsed.parts if not p.quoted]
+        words = [w for t in free for w in _words(t) + (_subwords(t) if any_clause else ())]
+        freqs = self.doc_freqs(words + [n for w in words for n in synonyms(w)])
+        scales = self.field_scales(freqs)
+        split = {id(p): self._free_text(p.text, keep_stop_words) for p in parsed.parts if not p.quoted}
+        by_grams = any_clause or self._by_grams(parsed, split)
+
+        gram_scores: list[Node] = []  # a long query's words' title bigrams: score, never match
+
+        # A common word matches by itself alone; its title bigrams only add score, as
+        # every word's do in a long query (``_by_grams``). Its bigram phrase over the body
+        # was the costliest clause of the short queries at a million pages, and the
+        # pages it adds are few among the tens of thousands that hold the word.
+        common = self._common(words, freqs)
+
+        def word(w: str, weight: float = 1.0) -> Node:
+            grams_too = by_grams and w not in common
+            scored = None if grams_too else self.title_grams_score(w, weight, scales)
+            if scored is not None:
+                gram_scores.append(scored)
+            return self.word(w, weight, scales, grams_too)
+
+        clauses: list[Node] = []
+        clause_words: dict[int, str] = {}  # id of a clause made of one free-text word -> the word
+        optional: list[Node] = []
+        optional_words: dict[int, str] = {}  # id of a score-only clause of one word -> the word
+        question: list[str] = []
+        highlight: list[str] = []
+
+        def score_only(w: str, weight: float = 1.0) -> Node:
+            node = word(w, weight)
+            optional_words[id(node)] = w
+            return node
+
+        for group in parsed.groups:
+            alternatives: list[list[Node]] = []
+            for part in group:
+                if part.quoted:
+                    exact = self.exact(part.text)
+                    highlight.extend(_words(part.text))
+                    alternatives.append([exact] if exact is not None else [])
+                else:
+                    required_words, extra, asked, words = split[id(part)]
+                    required = [(w, word(w)) for w in required_words]
+                    highlight.extend(words)
+                    optional.extend(score_only(w) for w in extra)
+                    question.extend(asked)
+                    clause_words.update((id(node), w) for w, node in required)
+                    alternatives.append([node for _, node in required])
+            alternatives = [a for a in alternatives if a]
+            if any_clause and len(group) == 1 and not group[0].quoted:
+                # A word no page holds (远程登陆 for 远程登录) still finds pages through
+                # its dictionary parts, as jieba's search mode splits it.
+                parts = [w for w in dict.fromkeys(_subwords(group[0].text)) if w not in STOP_WORDS]
+                clauses.extend(word(w) for w in parts)
+            if len(alternatives) == 1:
+                clauses.extend(alternatives[0])  # each word its own clause: soft conjunction counts them
+            elif alternatives:
+                either = [a[0] if len(a) == 1 else Bool(must=tuple(a)) for a in alternatives]
+                clauses.append(Bool(should=tuple(either), minimum_should_match=1))
+        # What is wanted when the query has nothing better: single characters, then
+        # question words (为什么 alone is what the user asks for).
+        question = list(dict.fromkeys(question))
+        if not clauses:
+            clauses, optional = optional, []
+            optional_words.clear()
+        if not clauses:
+            clauses, question = [word(w) for w in question], []
+        weight = self._cfg.search_question_word_weight
+        if weight > 0:
+            optional.extend(score_only(w, weight) for w in question)
+        minimum = 1 if any_clause and clauses else self.minimum(len(clauses))
+        wanted_clauses = clauses
+        if not any_clause and minimum < len(clauses):
+            wanted_clauses, scored, minimum = self._set_common_aside(clauses, clause_words, minimum, common)
+            optional.extend(scored)
+        # The wanted clauses sit in a must of their own, so that the score-only clauses
+        # beside them can never count towards the minimum.
+        wanted = (Bool(should=tuple(wanted_clauses), minimum_should_match=minimum),) if wanted_clauses else ()
+        optional = self._common_in_titles(optional, optional_words, common)
+        boosts = self._boosts(parsed, titles_only=self._all_common(clauses, clause_words, common))
+        tree = Bool(
+            must=wanted,
+            should=tuple(optional) + tuple(gram_scores) + tuple(boosts),
+            must_not=tuple(self._excluded(parsed)),
+            filter=tuple(self._site_filter(parsed)),
+        )
+        widens = len(clauses) > 1 or any(_subwords(p.text) for p in parsed.parts if not p.quoted)
+        return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum, widens)
+
+    def _set_common_aside(
+        self, clauses: list[Node], clause_words: dict[int, str], minimum: int,
+        common: set[str],
+    ) -> tuple[list[Node], list[Node], int]:  # fmt: skip
+        """(the clauses that select pages, the common words' clauses that only score,
+        the minimum of the first): the minimum is the usual share of the selecting
+        clauses, never more than it was of all of them. ``common``: the query's common
+        words (``_common``).
+
+        A common word scores in titles only. Over every field its postings were the
+        costliest part of the long queries at a million pages (a headline's 40 slowest:
+        p50 12.5 against 5.6 ms without them), and there its body score says little
+        while its title score still tells a page about it from one that merely uses it
+        (the headline titles' MRR@10 rose 0.498 -> 0.529 with it; docs/ranking.md)."""
+        selective = [c for c in clauses if clause_words.get(id(c)) not in common]
+        if len(selective) == len(clauses):
+            return clauses, [], minimum
+        if not selective:
+            # Common words alone: each is required, as Lucene's CommonTermsQuery rewrites
+            # a query of high-frequency terms into a conjunction. A share of them let in
+            # a sixth of a million pages, each read through every word's long postings;
+            # if no page holds them all, the search widens to any of them as usual.
+            return clauses, [], len(clauses)
+        scored = [t for c in clauses if clause_words.get(id(c)) in common if (t := _in_titles(c)) is not None]
+        return selective, scored, min(minimum, self.minimum(len(selective)))
+
+    def minimum(self, clauses: int) -> int:
+        """How many wanted clauses a page must hold: all of a short query's, a share of
+        a long one's (soft conjunction)."""
+        cfg = self._cfg
+        if clauses <= cfg.search_all_words_up_to:
+            return clauses
+        return max(1, math.ceil(clauses * cfg.search_long_query_share))
+
+    # --- score-only and filtering clauses
+
+    @staticmethod
+    def _common_in_titles(nodes: list[Node], words: dict[int, str], common: set[str]) -> list[Node]:
+        """The score-only clauses of single characters and question words, each in
+        titles only where its word is common (``_common``), as a common word set aside
+        scores (``_set_common_aside``).
+
+        They select nothing, yet each was read through every page the query selects,
+        in five fields whose postings (在, 中, 什么) hold most of a large index: at a
+        million pages they were the costliest score-only clauses of long queries and
+        questions (the bare query's p99 17.1 -> 13.2 ms without their body part).
+        Holding 在 or 什么 in its body says nothing of a page; a title that asks 什么是…
+        still does."""
+        kept = [_in_titles(n) if words.get(id(n)) in common else n for n in nodes]
+        return [n for n in kept if n is not None]
+
+    @staticmethod
+    def _all_common(clauses: Sequence[Node], clause_words: dict[int, str], common: set[str]) -> bool:
+        """Whether every wanted clause is a common word (``_common``): then the pages
+        the query selects are a large share of the index."""
+        return bool(clauses) and all(clause_words.get(id(c)) in common for c in clauses)
+
+    def _boosts(self, parsed: ParsedQuery, titles_only: bool = False) -> list[Node]:
+        """The phrase boosts: the free text's words in order, and each run of it
+        verbatim, in title or body; with ``titles_only``, in titles alone.
+
+        A phrase is checked against the positions of every page the query selects.
+        When its words are all common that is a large share of the index (地区 建设:
+        104,374 of a million pages), and the body phrases took the bare query's p99 from
+        20 to 24 ms (docs/ranking.md). So they score in titles only, as a common word
+        itself does (``_set_common_aside``): a title that says the phrase still tells a
+        page about it from one that merely uses its words."""
+        cfg = self._cfg
+        free = [p.text for p in parsed.parts if not p.quoted]
+        boosts: list[Node] = []
+        words = [w for text in free for w in _words(text)]
+        word_fields = _WORD_PHRASE_FIELDS[:1] if titles_only else _WORD_PHRASE_FIELDS
+        gram_fields = (TITLE_GRAMS,) if titles_only else (TITLE_GRAMS, BODY_GRAMS)
+        if len(words) >= 2 and cfg.search_phrase_boost > 0:
+            phrase = tuple(words)
+            boosts.append(
+                Bool(
+                    should=tuple(Phrase(f, phrase) for f in word_fields),
+                    minimum_should_match=1,
+                    boost=cfg.search_phrase_boost,
+                )
+            )
+        if cfg.search_gram_phrase_boost > 0:
+            for text in free:
+                values = _grams(text)
+                if len(values) >= 2:
+                    boosts.append(
+                        Bool(
+                            should=tuple(Phrase(f, values) for f in gram_fields),
+                            minimum_should_match=1,
+                            boost=cfg.search_gram_phrase_boost,
+                        )
+                    )
+        return boosts
+
+    def _excluded(self, parsed: ParsedQuery) -> list[Node]:
+        out: list[Node] = []
+        for part in parsed.excluded:
+            values = _grams(part.text)
+            if values:
+                out.extend((Phrase(TITLE_GRAMS, values), Phrase(BODY_GRAMS, values)))
+        out.extend(Term("site", s) for s in parsed.excluded_sites)
+        return out
+
+    def _site_filter(self, parsed: ParsedQuery) -> list[Node]:
+        if not parsed.sites:
+            return []
+        if len(parsed.sites) == 1:
+            return [Term("site", parsed.sites[0])]
+        return [Bool(should=tuple(Term("site", s) for s in parsed.sites), minimum_should_match=1)]
+
+
+def words_query(cfg: Settings, words: Sequence[str], require_all: bool = True, site: str = "") -> Node:
+    """The tree of plain words, each wanted (or any one of them): what tools and tests
+    that hold tokens already ask."""
+    planner = QueryPlanner(cfg)
+    clauses = tuple(planner.word(w) for w in words)
+    return Bool(
+        should=clauses,
+        minimum_should_match=(len(clauses) if require_all else 1) if clauses else 0,
+        filter=(Term("site", site),) if site else (),
+    )
+
+
+def _in_titles(node: Node) -> Node | None:
+    """The part of a word's clause that looks in titles (its title term, its title
+    bigrams, its other names' too), boosts kept; None when nothing does."""
+    if isinstance(node, (Term, Phrase)):
+        return node if node.field in ("title_tokens", TITLE_GRAMS) else None
+    if isinstance(node, Bool) and not node.must:
+        kept = tuple(k for c in node.should if (k := _in_titles(c)) is not None)
+        return Bool(should=kept, minimum_should_match=1, boost=node.boost) if kept else None
+    return None

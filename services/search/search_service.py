@@ -1,0 +1,197 @@
+"""The search use case, shared by the JSON API, the web UI and the CLI.
+
+It parses the user's query (``query_syntax``), plans the backend-neutral query tree
+(``query_plan``), runs it (every clause first; if that finds nothing, any clause) and
+shapes the answer. Input is validated here, once, so every entry point rejects the
+same things the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any
+
+from services.common.config import Settings
+from services.common.domain.query_tree import can_match
+from services.common.domain.search_types import SearchHits, SearchQuery
+from services.common.ports import SearchIndex
+from services.common.runtime.metrics import (
+    SEARCH_CACHE_HITS,
+    SEARCH_DURATION,
+    SEARCH_REQUESTS,
+)
+from services.search.query_plan import Plan, QueryPlanner
+from services.search.query_syntax import (
+    ParsedQuery,
+    QuerySyntaxError,
+    clean_site,
+    parse,
+)
+from services.search.result_cache import ResultCache
+from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
+from services.search.snippets import snippet_html, title_html
+from services.search.term_stats_cache import CachedTermStats
+
+MAX_QUERY_CHARS = 500
+# Deep paging costs the index a top-(offset+size) collection per request; ten
+# thousand hits is also Elasticsearch's default max_result_window.
+MAX_RESULT_WINDOW = 10_000
+
+
+class BadQuery(ValueError):
+    """The caller's parameters are invalid; the message says which and why, in a
+    form fit to show to the user."""
+
+
+def _as_int(name: str, value: int | str) -> int:
+    if isinstance(value, bool):
+        raise BadQuery(f"{name} must be an integer")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    try:
+        if "_" in text:  # int() reads 1_0 as 10: a typo, not a number
+            raise ValueError(text)
+        return int(text)
+    except ValueError:
+        raise BadQuery(f"{name} must be an integer, not {text[:20]!r}") from None
+
+
+class SearchService:
+    """Validate, segment, search, then build snippets for one page of results."""
+
+    def __init__(self, cfg: Settings, index: SearchIndex) -> None:
+        self._cfg = cfg
+        self._index = index
+        # Words repeat across queries more than queries do: more entries than answers.
+        term_stats = CachedTermStats(
+            lambda terms: self._index.term_stats(terms),
+            lambda: self._index.view_version(),
+            16 * cfg.search_cache_entries,
+            cfg.search_cache_ttl_s,
+        )
+        self._planner = QueryPlanner(cfg, term_stats)
+        self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
+
+    def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
+        """Clean parameters, or BadQuery. Strings are accepted so that the HTTP and
+        command-line layers can pass raw input through."""
+        q = (q or "").strip()
+        if not q:
+            raise BadQuery("q must not be empty")
+        if len(q) > MAX_QUERY_CHARS:
+            raise BadQuery(f"q is too long: at most {MAX_QUERY_CHARS} characters")
+        page_n = _as_int("page", page)
+        size_n = _as_int("size", size)
+        if size_n < 1 or size_n > self._cfg.search_max_page_size:
+            raise BadQuery(f"size must be between 1 and {self._cfg.search_max_page_size}")
+        if page_n < 1:
+            raise BadQuery("page must be 1 or more")
+        if page_n * size_n > MAX_RESULT_WINDOW:
+            raise BadQuery(f"page * size must not exceed {MAX_RESULT_WINDOW}: narrow the query instead")
+        site = (site or "").strip().lower()
+        if site:
+            try:
+                site = clean_site(site)
+            except QuerySyntaxError as exc:
+                raise BadQuery(str(exc)) from None
+        return q, page_n, size_n, site
+
+    def search(self, q: str, page: int | str = 1, size: int | str = 10, site: str = "") -> dict[str, Any]:
+        """One page of results as a JSON-ready dict.
+
+        ``snippet`` and ``title_html`` are HTML: page text escaped, matches in ``<em>``.
+        ``matched_all`` is False when no page had every word and the results are
+        pages with any of them.
+        """
+        started = time.perf_counter()
+        try:
+            result = self._search(started, q, page, size, site)
+        except BadQuery:
+            SEARCH_REQUESTS.labels(outcome="bad_request").inc()
+            raise
+        except Exception:
+            SEARCH_REQUESTS.labels(outcome="error").inc()
+            # Failures count in the latency too: a backend timing out is slow, not absent.
+            SEARCH_DURATION.observe(time.perf_counter() - started)
+            raise
+        SEARCH_REQUESTS.labels(outcome="ok").inc()
+        SEARCH_DURATION.observe(time.perf_counter() - started)
+        return result
+
+    def parse(self, q: str, site: str = "") -> ParsedQuery:
+        """The parsed query, the ``site`` parameter OR'ed with its ``site:`` terms."""
+        try:
+            parsed = parse(q)
+        except QuerySyntaxError as exc:
+            raise BadQuery(str(exc)) from None
+        if site and site not in parsed.sites:
+            parsed = dataclasses.replace(parsed, sites=parsed.sites + (site,))
+        return parsed
+
+    def _run(self, plan: Plan, offset: int, limit: int) -> SearchHits:
+        if not can_match(plan.tree):
+            return SearchHits(total=0, hits=[])  # e.g. only punctuation: nothing to ask
+        return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit))
+
+    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
+        q, page_n, size_n, site = self.validate(q, page, size, site)
+        key, version = (q, page_n, size_n, site), self._index.view_version()
+        cached = self._cache.get(key, version)
+        if cached is not None:
+            SEARCH_CACHE_HITS.inc()
+            return {**cached, "took_ms": round((time.perf_counter() - started) * 1000, 1)}
+        answer = self._answer(started, q, page_n, size_n, site)
+        self._cache.put(key, version, answer)
+        return answer
+
+    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str) -> dict[str, Any]:
+        parsed = self.parse(q, site)
+        # The window holds the pages before this one too: folding and site diversity
+        # reorder across page boundaries, and each page must follow from the same order.
+        margin = max(size_n, 20)
+        window = min(MAX_RESULT_WINDOW, page_n * size_n + margin)
+        plan = self._planner.plan(parsed)
+        found = self._run(plan, 0, window)
+        if found.total == 0 and plan.widens:
+            # No page holds every clause: any of them (or a word's parts) will do, best first.
+            plan = self._planner.plan(parsed, any_clause=True)
+            found = self._run(plan, 0, window)
+        # Every hit in hand: every page is made, and counted (copies fold into one
+        # result, so there may be fewer than total / size). Pages come out the same
+        # however many are made (paginate), so page_n is the one asked for either way.
+        in_hand = len(found.hits) >= found.total
+        pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site,
+                         MAX_RESULT_WINDOW // size_n if in_hand else page_n, margin)  # fmt: skip
+        shown = pages[page_n - 1] if len(pages) >= page_n else Page([], set())
+        return {
+            "query": q,
+            "total": found.total,
+            "took_ms": round((time.perf_counter() - started) * 1000, 1),
+            "page": page_n,
+            "size": size_n,
+            "pages": len(pages) if in_hand else min(math.ceil(found.total / size_n), MAX_RESULT_WINDOW // size_n),
+            "site": site,
+            "sites": list(parsed.sites),
+            "terms": list(plan.highlight),
+            "matched_all": plan.minimum >= plan.clauses,
+            "notes": list(parsed.notes),
+            "more_from_sites": sorted(shown.crowded),
+            "results": [self._result(r, plan.highlight) for r in shown.results],
+        }
+
+    @staticmethod
+    def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
+        hit = result.hit
+        return {
+            "url": hit.url,
+            "title": hit.title,
+            "title_html": title_html(hit.title or hit.url, highlight),
+            "snippet": snippet_html(hit.body or hit.headings, highlight),
+            "score": round(hit.score, 6),
+            "pagerank": hit.pagerank,
+            "site": hit.site,
+            "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
+        }
