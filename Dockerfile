@@ -5,36 +5,46 @@
 #   docker run --entrypoint celery IMAGE -A services.tasks.celery_app worker
 # Build: docker build -t tansuo:0.1.0 .   (docs/deploy.md)
 
-# Both stages must use the same Python: the virtualenv copied from the builder
-# points at /usr/local/bin/python3.11 of this exact base image.
+# Both stages must use the same Python: the virtualenv copied from the builder points
+# at this base image's python3.11. The default is the official image; on a machine
+# without a registry, deploy/no-registry/base-image.sh makes one from Debian's packages
+# (Python 3.11 too) and docker-compose.no-registry.yml passes it here.
 ARG PYTHON_IMAGE=python:3.11-slim
 
 # --- builder: resolve and install every wheel into a virtualenv ---------------------
 FROM ${PYTHON_IMAGE} AS builder
+# PIP_CONSTRAINT: every package, setuptools for the build step included, at the version
+# of constraints.txt, the versions the tests ran with (scripts/refresh-constraints.sh).
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_CONSTRAINT=/src/constraints.txt
 WORKDIR /src
 RUN python -m venv /opt/tansuo
 # A C compiler for Tansuo's own C module (services/common/_native.c, built by setup.py):
-# the final stage gets the built module inside the virtualenv, and no compiler.
+# the final stage gets the built module inside the virtualenv, and no compiler. The
+# official image has Python's headers; Debian's Python needs python3-dev for them.
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && { python -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+      || apt-get install -y --no-install-recommends python3-dev; } \
  && rm -rf /var/lib/apt/lists/*
 # Dependencies before the source, so that editing a .py file reuses this layer. Every
 # dependency ships manylinux wheels for CPython 3.11.
-COPY pyproject.toml README.md ./
+COPY constraints.txt pyproject.toml README.md ./
 RUN python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
         > /tmp/requirements.txt \
  && /opt/tansuo/bin/pip install --no-cache-dir --requirement /tmp/requirements.txt
 COPY setup.py ./
 COPY services ./services
 # Not editable: the package (templates and static files included) lives in the venv,
-# so the final stage needs no source tree.
+# so the final stage needs no source tree. The check imports it with -I (isolated: no
+# current directory on sys.path), or /src/services, which has no compiled module,
+# would shadow the installed package and fail the build.
 # Then trim what a running service never imports: libraries' own test suites (scipy's
 # and numpy's are tens of MB), and pip and setuptools, which only installing needs.
 RUN /opt/tansuo/bin/pip install --no-cache-dir --no-deps . \
- && /opt/tansuo/bin/python -c "import services.common._native" \
+ && /opt/tansuo/bin/python -I -c "import services.common._native" \
  && find /opt/tansuo/lib -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
  && /opt/tansuo/bin/python -m pip uninstall --yes --quiet pip setuptools
 

