@@ -30,22 +30,26 @@ RUN apt-get update \
       || apt-get install -y --no-install-recommends python3-dev; } \
  && rm -rf /var/lib/apt/lists/*
 # Dependencies before the source, so that editing a .py file reuses this layer. Every
-# dependency ships manylinux wheels for CPython 3.11.
+# dependency ships manylinux wheels for CPython 3.11. Then trim what a running service
+# never imports: libraries' own test suites (scipy's and numpy's are tens of MB).
+# The .pth file puts /opt/tansuo-app, where Tansuo itself goes below, on the path.
 COPY constraints.txt pyproject.toml README.md ./
 RUN python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
         > /tmp/requirements.txt \
- && /opt/tansuo/bin/pip install --no-cache-dir --requirement /tmp/requirements.txt
+ && /opt/tansuo/bin/pip install --no-cache-dir --requirement /tmp/requirements.txt \
+ && find /opt/tansuo/lib -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
+ && /opt/tansuo/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+      | xargs -I{} sh -c 'echo /opt/tansuo-app > {}/tansuo-app.pth'
 COPY setup.py ./
 COPY services ./services
-# Not editable: the package (templates and static files included) lives in the venv,
-# so the final stage needs no source tree. The check imports it with -I (isolated: no
-# current directory on sys.path), or /src/services, which has no compiled module,
-# would shadow the installed package and fail the build.
-# Then trim what a running service never imports: libraries' own test suites (scipy's
-# and numpy's are tens of MB), and pip and setuptools, which only installing needs.
-RUN /opt/tansuo/bin/pip install --no-cache-dir --no-deps . \
+# Tansuo itself (templates, static files and the compiled module included) goes to
+# /opt/tansuo-app, apart from the dependencies: a change to the code then makes a new
+# layer of a few MB in the image, not a new copy of the whole virtualenv. The check
+# imports it with -I (no current directory on sys.path): from /src, the source tree,
+# which has no compiled module, would shadow the installed package.
+# pip and setuptools leave last: only installing needs them.
+RUN /opt/tansuo/bin/pip install --no-cache-dir --no-deps --target /opt/tansuo-app . \
  && /opt/tansuo/bin/python -I -c "import services.common._native" \
- && find /opt/tansuo/lib -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
  && /opt/tansuo/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 # --- final: the virtualenv on a clean slim image, run as an unprivileged user ---------
@@ -62,14 +66,17 @@ RUN groupadd --system --gid 10001 tansuo \
         --shell /usr/sbin/nologin tansuo \
  && install -d -o 10001 -g 10001 -m 0750 /var/lib/tansuo
 
+# Two layers: the dependencies (the same from build to build while constraints.txt and
+# the dependency list stay the same), then Tansuo.
 COPY --from=builder /opt/tansuo /opt/tansuo
+COPY --from=builder /opt/tansuo-app /opt/tansuo-app
 
 # PYTHONDONTWRITEBYTECODE: the root filesystem is read-only in Kubernetes, and pip
 # already compiled every module at install time.
 # TANSUO_DATA_DIR is where embedded backends would write; cluster mode keeps its state
 # in Kafka, Redis, S3 and Elasticsearch, so a volume there is optional.
 # TANSUO_API_HOST: inside a container the API must listen beyond loopback.
-ENV PATH=/opt/tansuo/bin:$PATH \
+ENV PATH=/opt/tansuo-app/bin:/opt/tansuo/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     HOME=/var/lib/tansuo \

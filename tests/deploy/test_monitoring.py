@@ -10,29 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.deploy_tools import INSTALL_PROMTOOL, REPO, require_tool, run
+from tests.deploy.deploy_tools import DASHBOARDS, INSTALL_PROMTOOL, REPO, dashboard_queries, require_tool, run
 
 yaml = pytest.importorskip("yaml", reason="PyYAML missing: pip install kubernetes-validate (it brings PyYAML)")
 
 ALERTS = REPO / "deploy/prometheus/alerts.yml"
 ALERTS_TEST = REPO / "deploy/prometheus/alerts_test.yml"
-DASHBOARDS = sorted((REPO / "deploy/grafana/dashboards").glob("*.json"))
 METRIC = re.compile(r"\btansuo_[a-z0-9_]+\b")
 
 
 def alert_rules() -> list[dict]:
     return [rule for group in yaml.safe_load(ALERTS.read_text())["groups"] for rule in group["rules"]]
-
-
-def dashboard_queries() -> list[tuple[str, str]]:
-    """(where, PromQL) of every panel query of every dashboard."""
-    found = []
-    for path in DASHBOARDS:
-        board = json.loads(path.read_text(encoding="utf-8"))
-        for panel in board["panels"]:
-            for target in panel.get("targets", []):
-                found.append((f"{path.name}: {panel['title']}", target["expr"]))
-    return found
 
 
 def exported_metric_names() -> set[str]:
