@@ -38,8 +38,7 @@ RUN python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml
         > /tmp/requirements.txt \
  && /opt/tansuo/bin/pip install --no-cache-dir --requirement /tmp/requirements.txt \
  && find /opt/tansuo/lib -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
- && /opt/tansuo/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
-      | xargs -I{} sh -c 'echo /opt/tansuo-app > {}/tansuo-app.pth'
+ && /opt/tansuo/bin/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "tansuo-app.pth").write_text("/opt/tansuo-app\n")'
 COPY setup.py ./
 COPY services ./services
 # Tansuo itself (templates, static files and the compiled module included) goes to

