@@ -33,7 +33,8 @@ if [ ! -s "$tarball" ]; then
   work=$(mktemp -d "${TMPDIR:-/var/tmp}/tansuo-base.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   root=$work/root
-  echo "debootstrap bookworm into $root (about a minute)" >&2
+  echo "debootstrap bookworm into $root (one to five minutes, as fast as the mirror)" >&2
+  started=$SECONDS
   # python3-venv: the images make virtualenvs; ca-certificates: pip and apt over HTTPS.
   debootstrap --variant=minbase --include=python3,python3-venv,python-is-python3,ca-certificates \
     bookworm "$root" "$mirror" > "$work/debootstrap.log" 2>&1 \
@@ -64,6 +65,7 @@ SLIM
   chroot "$root" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get upgrade -y -q && update-ca-certificates' \
     > "$work/upgrade.log" 2>&1 || { tail -20 "$work/upgrade.log" >&2; exit 1; }
   chroot "$root" apt-get clean
+  echo "debootstrap and upgrade took $((SECONDS - started)) s" >&2
   rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/log/* "$root"/tmp/* \
     "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/*
   find "$root/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete

