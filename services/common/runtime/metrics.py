@@ -58,6 +58,21 @@ INDEXING_LATENCY = Histogram(
     "Time from a page's fetch to the index commit that makes it searchable.",
     buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 300),
 )
+INDEXER_LAG = Gauge(
+    "tansuo_indexer_lag_seconds",
+    "How long the oldest page the indexer holds (polled, not yet searchable) has waited since its fetch; "
+    "0 when it holds none.",
+)
+INDEXER_POLL_SIZE = Gauge(
+    "tansuo_indexer_poll_size",
+    "Page events the indexer takes in one poll: fewer while the index answers slowly.",
+)
+INDEX_REQUESTS = Counter(
+    "tansuo_index_requests_total",
+    "HTTP requests this process sent to Elasticsearch, by endpoint (bulk, search, msearch, mget, get, "
+    "refresh, count, other); a retry counts again.",
+    ["endpoint"],
+)
 
 # --- ranker
 PAGERANK_DURATION = Histogram(

@@ -35,6 +35,7 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from services.common.adapters import token_fields
 from services.common.adapters.elasticsearch import index_template as template
+from services.common.adapters.elasticsearch.request_count import CountingNode
 from services.common.config import Settings
 from services.common.domain import minhash
 from services.common.domain.documents import (
@@ -213,6 +214,7 @@ class ElasticsearchSearchIndex:
             request_timeout=float(getattr(cfg, "index_timeout_s", 30.0)),
             retry_on_timeout=True,
             max_retries=3,
+            node_class=CountingNode,
             **options,
         )
         try:
