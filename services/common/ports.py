@@ -107,7 +107,9 @@ class SearchIndex(Protocol):
 
     - ``upsert`` replaces the document with the same URL and keeps its link fields
       (pagerank, anchors), which only ``set_link_fields`` changes.
-    - Writes become visible to ``search`` and durable after ``commit``.
+    - Writes take effect in the order they were made, and become visible to
+      ``search`` and durable after ``commit``; an adapter may hold them until then
+      (Elasticsearch sends them as bulk requests), so a write may raise only there.
     - Scores: BM25 over the fields with the configured boosts, plus the phrase boost,
       plus the saturating rank feature ``weight * rank / (rank + pivot)``.
     """
@@ -119,7 +121,18 @@ class SearchIndex(Protocol):
     def commit(self) -> None: ...
 
     def url_for_hash(self, content_hash: str) -> str | None:
-        """URL of a committed document with this content hash, if any."""
+        """URL of a committed document with this content hash, if any: the smallest,
+        when several hold it."""
+
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        """``url_for_hash`` of each hash at once: the hashes committed documents hold,
+        each mapped to the URL ``url_for_hash`` answers; the others ("" too) left out.
+        A remote backend answers in one request (per thousand hashes), so that the
+        indexer's duplicate checks cost a round trip a batch, not a page."""
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        """``fetched_at`` of each committed document among ``urls``; URLs not indexed
+        are left out. One request where the backend is remote."""
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         """Committed documents sharing at least one LSH band term with this MinHash

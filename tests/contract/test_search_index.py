@@ -156,6 +156,58 @@ def test_url_for_hash_knows_committed_documents_only(index: SearchIndex) -> None
     assert index.url_for_hash("h1") is None
 
 
+def test_urls_for_hashes_answers_url_for_hash_of_many_hashes_at_once(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文", content_hash="h1"), index_doc(B, "标题", "正文", content_hash="h2")])
+    assert index.urls_for_hashes(["h1", "h2"]) == {}
+    index.commit()
+    # Copies of one text on several sites: the smallest URL, as url_for_hash says.
+    index.upsert([index_doc(u, "标题", "正文", content_hash="h1") for u in (C, "https://0.example.cn/")])
+    index.delete([B])
+    index.upsert([index_doc(f"https://{i}.example.cn/p", "页", "文", content_hash=f"m{i}") for i in range(1200)])
+    index.commit()
+    wanted = ["h1", "h2", "h3", "", "h1", *(f"m{i}" for i in range(1200))]
+    owners = index.urls_for_hashes(wanted)
+    assert owners == {h: url for h in set(wanted) if (url := index.url_for_hash(h)) is not None}
+    assert owners["h1"] == "https://0.example.cn/" and "h2" not in owners and len(owners) == 1201
+    assert index.urls_for_hashes([]) == {}
+
+
+def test_fetch_times_knows_committed_documents_only(index: SearchIndex) -> None:
+    index.upsert([replace(index_doc(A, "标题", "正文"), fetched_at=1000.5), replace(index_doc(B, "标题"), fetched_at=7.0)])
+    assert index.fetch_times([A, B]) == {}
+    index.commit()
+    index.upsert([replace(index_doc(A, "新", "正文"), fetched_at=2000.0)])  # not committed yet
+    assert index.fetch_times([A, B, C, A]) == {A: 1000.5, B: 7.0}
+    index.delete([B])
+    index.commit()
+    assert index.fetch_times([A, B]) == {A: 2000.0}
+    assert index.fetch_times([]) == {}
+
+
+def test_writes_of_one_batch_apply_in_the_order_they_were_made(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "一"), index_doc(B, "一")])
+    index.commit()
+    index.upsert([index_doc(A, "二")])
+    index.delete([A])  # upserted, then deleted: gone
+    index.delete([B])
+    index.upsert([index_doc(B, "三")])  # deleted, then upserted: there
+    index.upsert([index_doc(C, "四")])
+    index.upsert([index_doc(C, "五")])  # the last write of a URL wins
+    index.commit()
+    assert index.urls() == [B, C]
+    assert [index.get(u).title for u in (B, C)] == ["三", "五"]  # type: ignore[union-attr]
+
+
+def test_a_batch_larger_than_one_request_lands_whole_on_commit(index: SearchIndex) -> None:
+    # 1,100 writes: more than one bulk request holds on Elasticsearch (bulk_buffer.MAX_ACTIONS).
+    urls = [f"https://a.example.cn/{i:04d}" for i in range(1100)]
+    index.upsert([index_doc(u, "标题", f"正文 {i}") for i, u in enumerate(urls)])
+    index.delete(urls[:100])
+    assert index.count() == 0
+    index.commit()
+    assert index.count() == 1000 and index.urls() == urls[100:]
+
+
 def test_delete_removes_the_document_and_ignores_unknown_urls(index: SearchIndex) -> None:
     index.upsert([index_doc(A, "标题", "正文"), index_doc(B, "标题", "正文")])
     index.commit()

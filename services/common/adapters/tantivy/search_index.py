@@ -21,7 +21,7 @@ import math
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import tantivy
@@ -392,6 +392,20 @@ class TantivySearchIndex:
         # Two URLs may share a hash after a race, or the text is on several sites: the
         # smallest is a stable answer, and Elasticsearch's (sorted by URL).
         return min((str(u) for u in urls if u), default=None)
+
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        """A lookup each: a local search costs no round trip to save."""
+        owners = {h: self.url_for_hash(h) for h in set(content_hashes) if h}
+        return {h: url for h, url in owners.items() if url is not None}
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        searcher = self._searcher()
+        times: dict[str, float] = {}
+        for url in set(urls):
+            hits = searcher.search(self._term("url", url), limit=1).hits
+            if hits:
+                times[url] = float(searcher.doc(hits[0][1]).get_first("fetched_at") or 0.0)
+        return times
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         terms = minhash.bands(signature)
