@@ -1,11 +1,14 @@
-"""Fetch to searchable, read from outside the services: when each page's first request
-reached its site server (the server's own log), and when the page first showed in the
+"""Fetch to searchable, read from outside the services: when a page's request reached
+its site server (the server's own log), and when the page first showed in the
 Elasticsearch index (a search run every ``period_s``); and the indexer's round trips
 to Elasticsearch a page, from its /metrics.
 
 Neither clock is the indexer's, so the figure does not depend on the code it checks.
 A page counts as searchable when a search that found it has answered: an upper bound,
-late by at most one watch period plus one search.
+late by at most one watch period plus one search. It counts from the page's last
+fetch before that: a fetch whose crawler was killed before it published the page
+is fetched again once its lease expires, and that wait is the crawl's, not the
+indexer's (such pages are counted apart).
 """
 
 from __future__ import annotations
@@ -73,18 +76,17 @@ class IndexWatch:
                     self.first_seen[url] = answered
 
 
-def first_fetches(logs: Mapping[str, Sequence[RequestRecord]], port: int, since: float = 0.0) -> dict[str, float]:
-    """URL -> when its first GET reached its site server (``time.monotonic()``), from
-    each host's request log (``bench/sites/loopback_hosts.py``) since ``since``."""
-    first: dict[str, float] = {}
+def fetches(logs: Mapping[str, Sequence[RequestRecord]], port: int, since: float = 0.0) -> dict[str, list[float]]:
+    """URL -> when each of its GETs reached its site server (``time.monotonic()``, in
+    order), from each host's request log (``bench/sites/loopback_hosts.py``) since ``since``."""
+    times: dict[str, list[float]] = {}
     for address, records in logs.items():
         for r in records:
-            if r.method != "GET" or r.time < since:
-                continue
-            url = f"http://{address}:{port}{r.path}"
-            if url not in first or r.time < first[url]:
-                first[url] = r.time
-    return first
+            if r.method == "GET" and r.time >= since:
+                times.setdefault(f"http://{address}:{port}{r.path}", []).append(r.time)
+    for found in times.values():
+        found.sort()
+    return times
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class Freshness:
 
     latencies: list[float]
     missing: int  # pages never found in the index while watched
+    refetched: int  # pages fetched more than once before they were found
 
     @property
     def p50(self) -> float:
@@ -108,13 +111,20 @@ class Freshness:
 
     def describe(self) -> str:
         return (f"fetch to searchable over {len(self.latencies)} pages: p50 {self.p50:.2f} s, p99 {self.p99:.2f} s, "
-                f"max {self.worst:.2f} s; {self.missing} never seen")  # fmt: skip
+                f"max {self.worst:.2f} s; {self.missing} never seen, {self.refetched} fetched again first")  # fmt: skip
 
 
-def freshness(fetched: Mapping[str, float], seen: Mapping[str, float], pages: Collection[str]) -> Freshness:
-    """Fetch-to-searchable of each of ``pages`` that was both fetched and seen."""
-    latencies = [max(0.0, seen[u] - fetched[u]) for u in pages if u in fetched and u in seen]
-    return Freshness(sorted(latencies), sum(1 for u in pages if u not in seen))
+def freshness(fetched: Mapping[str, Sequence[float]], seen: Mapping[str, float], pages: Collection[str]) -> Freshness:
+    """Fetch-to-searchable of each of ``pages`` that was both fetched and seen, from
+    its last fetch before it was seen."""
+    latencies, refetched = [], 0
+    for url in pages:
+        if url not in seen or not fetched.get(url):
+            continue
+        before = [t for t in fetched[url] if t <= seen[url]] or fetched[url][:1]
+        refetched += len(before) > 1
+        latencies.append(max(0.0, seen[url] - before[-1]))
+    return Freshness(sorted(latencies), sum(1 for u in pages if u not in seen), refetched)
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
