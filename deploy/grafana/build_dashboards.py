@@ -273,7 +273,8 @@ DASHBOARDS = [
     Dashboard(
         "tansuo-indexing",
         "Tansuo / Indexing",
-        "Pages indexed, indexing latency, duplicates, deletions and PageRank runs.",
+        "Pages indexed, indexing latency and lag, the indexer's backlog and requests, duplicates, deletions and "
+        "PageRank runs.",
         [
             Panel(
                 "Pages indexed per second",
@@ -284,6 +285,43 @@ DASHBOARDS = [
                 "Indexing latency (fetch to searchable)",
                 quantiles("tansuo_indexing_latency_seconds"),
                 "s",
+            ),
+            Panel(
+                "Indexer lag",
+                [("max by (instance) (tansuo_indexer_lag_seconds)", "{{instance}}")],
+                "s",
+                description=(
+                    "How long the oldest page an indexer holds (polled, not yet searchable) has waited since its "
+                    "fetch; 0 when it holds none. Normally within the commit interval plus the page's trip through "
+                    "the bus. TansuoIndexerLagging fires when it stays above a minute."
+                ),
+            ),
+            Panel(
+                "Indexer backlog and poll size",
+                [
+                    ('max by (topic) (tansuo_consumer_lag_messages{group="indexer"})', "{{topic}} waiting"),
+                    ("max by (instance) (tansuo_indexer_poll_size)", "poll size {{instance}}"),
+                ],
+                description=(
+                    "Page events not yet committed by the indexers, and how many an indexer takes in one poll: "
+                    "what it handled in a commit interval lately, so it shrinks while Elasticsearch answers slowly."
+                ),
+            ),
+            Panel(
+                "Indexer requests to Elasticsearch per page",
+                [
+                    (
+                        f'sum by (endpoint) (rate(tansuo_index_requests_total{{service="indexer"}}[{RATE}])) '
+                        f"/ scalar(sum(rate(tansuo_pages_indexed_total[{RATE}])))",
+                        "{{endpoint}}",
+                    )
+                ],
+                description=(
+                    "HTTP requests the indexers sent to Elasticsearch per page indexed, by endpoint: a batch's "
+                    "duplicate checks in one search, its writes and refresh in one bulk request. Well below 0.1 "
+                    "while a crawl runs; readiness pings (count) dominate when it is quiet."
+                ),
+                stack=True,
             ),
             Panel(
                 "Duplicates by kind",

@@ -139,6 +139,8 @@ class Settings(BaseSettings):
     # a page committing every second, 2.56 every 5 s (bench/indexing/commit_cost.py). One second
     # keeps pages searchable as they are fetched; a heavy crawl may trade that away.
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
+    # Also the most events the indexer takes in one poll; it takes fewer while the index
+    # answers slowly (services/indexer/poll_size.py).
     indexer_batch_size: int = Field(default=1000, ge=1)
     # While no process has searched the index for this long (Elasticsearch's
     # index.search.idle.after, 30 s), the indexer commits every idle interval instead:
