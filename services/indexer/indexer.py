@@ -97,7 +97,7 @@ class Indexer:
         # Messages polled since the last index commit: their work is written, or
         # waiting in the chunk.
         self._messages: list[Message] = []
-        self._pages_held = 0
+        self._writes_held = 0  # events that may write: pages to index, noindex pages, removals
         self._oldest_fetch: float | None = None  # of the pages held, for the lag
         self._chunk: list[_Work] = []
         self._chunk_chars = 0
@@ -166,7 +166,6 @@ class Indexer:
             log.error("skipping malformed message of %s at offset %s: %s", msg.topic, msg.offset, exc)
             ERRORS.labels(service="indexer", kind="malformed_message").inc()
             return
-        self._pages_held += 1
         if event.indexable:
             doc = build_document(event)
             if doc.fetched_at and (self._oldest_fetch is None or doc.fetched_at < self._oldest_fetch):
@@ -179,6 +178,7 @@ class Indexer:
     def _queue(self, work: _Work, chars: int = 0) -> None:
         self._chunk.append(work)
         self._chunk_chars += chars
+        self._writes_held += 1
         if len(self._chunk) >= CHUNK_EVENTS or self._chunk_chars >= CHUNK_CHARS:
             self._write_chunk()
 
@@ -294,7 +294,7 @@ class Indexer:
     def _due(self, interval: float) -> bool:
         if not self._messages:
             return False
-        if self._pages_held >= self._cfg.indexer_batch_size:
+        if self._writes_held >= self._cfg.indexer_batch_size:
             return True
         return time.monotonic() - self._last_commit >= interval
 
@@ -337,7 +337,7 @@ class Indexer:
         if self._messages:
             self._bus.commit(GROUP, self._messages)
         self._messages = []
-        self._pages_held = 0
+        self._writes_held = 0
         self._oldest_fetch = None
         self._dirty = False
         self._batch_hashes.clear()
