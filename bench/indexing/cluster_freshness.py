@@ -10,6 +10,9 @@ each its own process on the test servers (``bench/cluster/cluster_servers.py``),
 the product's commit interval; one scheduler and one crawler are SIGKILLed once a third
 of the pages are fetched, as ``tests/e2e/test_many_host_cluster.py`` does.
 
+``--index-share 0.33`` slows the Elasticsearch-API server to a third of the time, the
+issue's other case: it is SIGSTOPped and SIGCONTed every 0.1 s (``IndexThrottle``).
+
 Fetch to searchable is read from outside the services (``bench/indexing/freshness_watch.py``):
 each page's first request in its site server's log, and the answer of the first search
 that found the page in the index, searched every 0.1 s. The indexer's requests come
@@ -25,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -53,6 +57,9 @@ from tests.cluster import Cluster
 REPO = Path(__file__).resolve().parents[2]
 BLOCK = MarkedBlock("<!-- cluster-freshness:start (bench/indexing/cluster_freshness.py --write) -->",
                     "<!-- cluster-freshness:end -->")  # fmt: skip
+# A run with --index-share below 1 has a block of its own, after the main one.
+SLOW_BLOCK = MarkedBlock("<!-- cluster-freshness-slow:start (bench/indexing/cluster_freshness.py --index-share S --write) -->",
+                         "<!-- cluster-freshness-slow:end -->")  # fmt: skip
 PARTITIONS = 4  # of every topic: two frontier shards for each scheduler
 
 
@@ -72,6 +79,35 @@ class Run:
     indexer_cpu_s: float
     timeline: list[tuple[float, int, int]]  # (seconds after seeding, fetched, searchable)
     load: tuple[float, float]
+    index_share: float  # of the time the Elasticsearch-API server was let run
+
+
+class IndexThrottle:
+    """Lets a process run ``share`` of every ``period_s`` and stops it for the rest."""
+
+    def __init__(self, pid: int, share: float, period_s: float = 0.1) -> None:
+        self._pid, self._share, self._period_s = pid, share, period_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="index-throttle", daemon=True)
+
+    def __enter__(self) -> IndexThrottle:
+        if self._share < 1:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+        os.kill(self._pid, signal.SIGCONT)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            os.kill(self._pid, signal.SIGCONT)
+            if self._stop.wait(self._share * self._period_s):
+                return
+            os.kill(self._pid, signal.SIGSTOP)
+            self._stop.wait((1 - self._share) * self._period_s)
 
 
 def run(args: argparse.Namespace) -> Run:
@@ -95,6 +131,8 @@ def run(args: argparse.Namespace) -> Run:
         stack.callback(cluster.stop)
         start_all(cluster, ["scheduler0", "scheduler1", "crawler0", "crawler1", "indexer", "ranker"])
         watch = stack.enter_context(IndexWatch(env["TANSUO_INDEX"], pages))
+        assert servers.es.proc is not None
+        stack.enter_context(IndexThrottle(servers.es.proc.pid, args.index_share))
         hosts.clear_requests()
         seeded = time.monotonic()
         subprocess.run([sys.executable, "-m", "services.cli.main", "seed", *hosts.front_pages()], env=env, cwd=REPO,
@@ -119,6 +157,7 @@ def run(args: argparse.Namespace) -> Run:
         max((t[-1] for t in fetched.values()), default=seeded) - seeded,
         max(seen.values(), default=seeded) - seeded, fresh, trips, indexer_cpu,
         _timeline({u: t[0] for u, t in fetched.items()}, seen, seeded), (load0, os.getloadavg()[0]),
+        args.index_share,
     )  # fmt: skip
 
 
@@ -152,13 +191,15 @@ def render(r: Run) -> str:
     by_endpoint = ", ".join(f"{e} {n:.0f}" for e, n in sorted(t.requests.items()))
     timeline = "; ".join(f"{s:.0f} s: {a}/{b}" for s, a, b in r.timeline)
     return "\n".join([
-        "## Fresh within seconds: fetch to searchable in a cluster crawl (issue 40)\n",
+        ("## Fresh within seconds: fetch to searchable in a cluster crawl (issue 40)\n" if r.index_share >= 1 else
+         f"### The same crawl, the index server let run {r.index_share:.0%} of the time\n"),
         f"{r.started:%Y-%m-%d %H:%M} UTC, Tansuo `{m.commit}`, {m.cores} cores ({m.cpu}), {m.ram_gib:g} GiB, "
         f"Python {m.python}. Load average (1 min): {r.load[0]:.1f} at the start, {r.load[1]:.1f} at the end"
         + (" (other work shared the machine)." if max(r.load) > 0.5 * m.cores else ".") + "\n",
         f"{r.hosts} loopback hosts × {r.pages_per_host} pages ({pages:,} pages, `bench/sites/many_host_site.py`), "
         f"delay {r.delay_s:g} s; two schedulers, two crawlers, indexer and ranker each their own process on Redis 7, "
-        f"Tansu, SeaweedFS and noida-db, with {settings} (the commit interval is the product's 1 s). One scheduler "
+        f"Tansu, SeaweedFS and noida-db{_throttled(r.index_share)}, with {settings} (the commit interval is the "
+        "product's 1 s). One scheduler "
         f"and one crawler were SIGKILLed after {r.killed_after:,} pages were fetched. "
         "`python -m bench.indexing.cluster_freshness`: fetch time from the site servers' request logs (a page's "
         "last fetch before it was found: one whose crawler was killed before publishing it is fetched again "
@@ -175,6 +216,12 @@ def render(r: Run) -> str:
     ]) + "\n"  # fmt: skip
 
 
+def _throttled(share: float) -> str:
+    if share >= 1:
+        return ""
+    return f" (noida-db let run {share:.0%} of the time: SIGSTOP and SIGCONT every 0.1 s)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.indexing.cluster_freshness",
                                      description=__doc__.splitlines()[0])  # fmt: skip
@@ -186,11 +233,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the demo site the text comes from (built there if missing)")  # fmt: skip
     parser.add_argument("--workdir", type=Path, default=None, help="where the site, servers and logs go")
     parser.add_argument("--timeout", type=float, default=600, help="seconds each wait may take")
+    parser.add_argument("--index-share", type=float, default=1.0,
+                        help="share of the time the Elasticsearch-API server may run (0.33: a third)")  # fmt: skip
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: every process is stopped by PID
     result = run(args)
     print(result.fresh.describe(), "|", result.trips.describe(), file=sys.stderr)
-    BLOCK.publish(render(result), args.write)
+    (BLOCK if args.index_share >= 1 else SLOW_BLOCK).publish(render(result), args.write)
     return 0
 
 
