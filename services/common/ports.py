@@ -97,11 +97,6 @@ class PageStore(Protocol):
     def ping(self) -> None: ...
 
 
-class IndexWriterBusy(RuntimeError):
-    """A single-writer index (tantivy) opened for writing while another process
-    writes it; it opens once that process has exited."""
-
-
 class SearchIndex(Protocol):
     """The searchable pages, one document per URL.
 

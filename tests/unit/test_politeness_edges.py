@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,7 @@ def test_a_url_that_answers_the_same_every_time_backs_off_like_an_unchanged_page
     sent = run_continuously(f, clock, 10 * DAY, respond)
     fetches = [t for t, job in sent if job.url == f"{SITE}/"]
     # An unchanged HTML page is fetched 8 times in these 10 days (1, 2, 4 ... 64 h apart).
-    gaps = sorted({round((b - a) / HOUR, 1) for a, b in zip(fetches, fetches[1:])})
+    gaps = sorted({round((b - a) / HOUR, 1) for a, b in pairwise(fetches)})
     assert len(fetches) <= 10, f"{len(fetches)} fetches of one {status} URL in 10 days, {gaps} h apart"
 
 
@@ -111,7 +112,7 @@ def test_urls_of_a_host_whose_robots_txt_stays_unreachable_back_off():
     f = make(clock)
     sent = run_continuously(f, clock, 4 * DAY, lambda job: (503, {}))
     times = [t for t, _ in sent]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert gaps[-1] > 2 * HOUR, f"{len(times)} robots.txt requests in 4 days; the last gaps {gaps[-3:]} s"
 
 

@@ -30,6 +30,7 @@ import hashlib
 import operator
 import struct
 from collections.abc import Sequence
+from itertools import pairwise
 
 import rensa
 
@@ -68,7 +69,7 @@ def signature(tokens: Sequence[str] | str) -> tuple[int, ...]:
 
 def shingles(tokens: Sequence[str]) -> list[str]:
     """Each word with the next, space-joined: "a b", "b c", …"""
-    return list(map(" ".join, zip(tokens, tokens[1:])))
+    return list(map(" ".join, pairwise(tokens)))
 
 
 def similarity(a: Sequence[int], b: Sequence[int]) -> float:

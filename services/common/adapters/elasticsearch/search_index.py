@@ -46,6 +46,7 @@ from services.common.domain.documents import (
 from services.common.domain.messages import url_fingerprint
 from services.common.domain.query_tree import Node, Phrase, Term, can_match
 from services.common.domain.search_types import SearchHit, SearchHits, SearchQuery
+from services.common.errors import BackendError, IndexUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +78,7 @@ _MIN_RANK = 1.1754943508222875e-38
 _ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,200}$")
 
 
-class IndexUnavailable(RuntimeError):
-    """The alias cannot be opened the way it was asked for, or a write was refused."""
-
-
-class IndexWriteError(RuntimeError):
+class IndexWriteError(BackendError):
     """Elasticsearch rejected some documents of a bulk request."""
 
 
@@ -210,7 +207,7 @@ class ElasticsearchSearchIndex:
         nodes, alias, options = parse_url(url)
         client = Elasticsearch(
             nodes,
-            request_timeout=float(getattr(cfg, "index_timeout_s", 30.0)),
+            request_timeout=cfg.index_timeout_s,
             retry_on_timeout=True,
             max_retries=3,
             **options,
@@ -418,7 +415,7 @@ class ElasticsearchSearchIndex:
         result = self._es.search(
             index=self._target,
             query={"terms": {"minhash_bands": terms}},
-            source=["url", "minhash"],
+            source=["url", "minhash"],  # type: ignore[arg-type]  # a field list is valid _source; the client types only bool or a dict
             size=100,
         )
         found = [
