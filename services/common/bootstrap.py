@@ -48,7 +48,7 @@ def build_bus(cfg: Settings) -> Bus:
             return KafkaBus.from_url(cfg.bus, cfg)
         except ValueError as exc:
             raise ConfigError(f"TANSUO_BUS: {exc}") from exc
-    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def build_page_store(cfg: Settings) -> PageStore:
@@ -64,7 +64,7 @@ def build_page_store(cfg: Settings) -> PageStore:
             return S3PageStore.from_url(cfg.store, cfg)
         except ValueError as exc:
             raise ConfigError(f"TANSUO_STORE: {exc}") from exc
-    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def embedded_index(cfg: Settings) -> bool:
@@ -89,7 +89,7 @@ def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
             return ElasticsearchSearchIndex.from_url(cfg.index, cfg, read_only=read_only)
         except ValueError as exc:  # a malformed TANSUO_INDEX
             raise ConfigError(f"TANSUO_INDEX: {exc}") from exc
-    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def build_link_graph(cfg: Settings) -> LinkGraph:
@@ -102,7 +102,7 @@ def build_link_graph(cfg: Settings) -> LinkGraph:
         from services.common.adapters.redis.link_graph import RedisLinkGraph
 
         return RedisLinkGraph.from_url(cfg.state)
-    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def build_frontier_state(cfg: Settings) -> FrontierState:
@@ -123,7 +123,7 @@ def build_frontier_state(cfg: Settings) -> FrontierState:
             return RedisFrontierState.from_url(cfg.state, shards=cfg.bus_partitions)
         except FrontierLayoutError as exc:
             raise ConfigError(f"TANSUO_STATE: {exc}") from exc
-    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 class Backends:

@@ -73,11 +73,11 @@ def url_fingerprint(url: str) -> str:
 
 # Topic names: noun.past-tense, one producer role each.
 TOPIC_FETCHES = "fetches.scheduled"  # scheduler -> crawler, key = host
-TOPIC_PAGES = "pages.fetched"  # crawler -> indexer, ranker, scheduler, key = host
-TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, key = host of the source page
-TOPIC_REMOVALS = "pages.removed"  # scheduler -> indexer, key = host
+TOPIC_PAGES = "pages.fetched"  # crawler -> scheduler, indexer, key = host
+TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, ranker, key = host of the source page
+TOPIC_REMOVALS = "pages.removed"  # scheduler, host purges -> indexer, key = host
 TOPIC_SEEDS = "seeds.submitted"  # `tansuo seed`, POST /api/seeds -> scheduler
-TOPIC_INDEXED = "documents.indexed"  # indexer -> ranker, key = site
+TOPIC_INDEXED = "documents.indexed"  # indexer -> ranker, key = the batch's first URL
 
 
 @dataclass(frozen=True)
