@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             times = in_process(args.kind, base, args.site, args.copies, args.rounds)
     old, new = statistics.median(times["old"]), statistics.median(times["new"])
-    paired = statistics.median(n / o for o, n in zip(times["old"], times["new"]))
+    paired = statistics.median(n / o for o, n in zip(times["old"], times["new"], strict=True))
     m = machine.describe()
     base_rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.base],
                               capture_output=True, text=True).stdout.strip()

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> Run:
     )  # fmt: skip
 
 
-def _wait(cluster: Cluster, done, timeout_s: float) -> None:  # noqa: ANN001
+def _wait(cluster: Cluster, done: Callable[[], bool], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while not done():
         check_alive(cluster)

@@ -57,7 +57,7 @@ class IndexWatch:
         while not self._stop.is_set() and self._unseen:
             try:
                 self._look()
-            except Exception:  # noqa: BLE001 - the alias may not exist yet, or the server is stopped
+            except Exception:  # the alias may not exist yet, or the server is stopped
                 pass
             self._stop.wait(self._period_s)
 

@@ -380,7 +380,7 @@ DASHBOARDS = [
                 "reqps",
                 description="A request that waited longer than TANSUO_API_QUEUE_DEADLINE_S (2 s) for a worker "
                 "thread is refused at once. TansuoApiRefusing fires when over 5% are refused for 5 minutes: "
-                "add api pods or workers (README, 'Serving under load').",
+                "add api pods or workers (docs/serving.md, 'Sizing').",
                 stack=True,
             ),
             Panel(

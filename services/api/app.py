@@ -6,6 +6,7 @@ import logging
 import threading
 
 from flask import Flask, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from services.api import (
@@ -22,14 +23,15 @@ from services.api import (
     seeds_api,
     web_ui,
 )
+from services.api.context import EXTENSION, ApiContext
 from services.common import analysis
-from services.common.bootstrap import build_search_index
+from services.common.bootstrap import Backends
 from services.common.config import Settings
+from services.common.errors import BackendUnavailable
 from services.common.ports import SearchIndex
 from services.common.runtime.health_server import Readiness
 from services.common.runtime.metrics import ERRORS
 from services.common.runtime.readiness_cache import CachedReadiness
-from services.common.runtime.retry_backoff import BackendUnavailable
 from services.search.search_service import SearchService
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
@@ -37,20 +39,27 @@ from services.search.suggest_service import SuggestService
 log = logging.getLogger(__name__)
 
 
-def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
-    """Build an app around ``index`` (by default the configured index, read-only,
-    so it can serve while a crawl in another process writes)."""
+def create_app(
+    cfg: Settings, index: SearchIndex | None = None, readiness: CachedReadiness | None = None
+) -> Flask:
+    """The API's composition root: its backends are built here, once, and handed to
+    the views through one ``ApiContext``. ``index`` is the index to serve (by default
+    the configured one, opened read-only so it can serve while a crawl in another
+    process writes); ``readiness`` replaces the index ping as /readyz's answer."""
     app = Flask(__name__)
     app.json.ensure_ascii = False  # type: ignore[attr-defined]  # Chinese stays readable in JSON
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
     # Adapters live on the app, not in module globals, so a test can build many apps.
-    index = index if index is not None else build_search_index(cfg, read_only=True)
-    app.extensions["tansuo.settings"] = cfg
-    app.extensions["tansuo.index"] = index
-    app.extensions["tansuo.search"] = SearchService(cfg, index)
-    app.extensions["tansuo.suggest"] = SuggestService(index)
-    app.extensions["tansuo.sites"] = SiteChoices(index)
-    app.extensions["tansuo.readiness"] = CachedReadiness(Readiness({"index": index.ping}))
+    backends = Backends(cfg, index=index, read_only_index=True)
+    index = backends.index
+    app.extensions[EXTENSION] = ApiContext(
+        settings=cfg,
+        backends=backends,
+        search=SearchService(cfg, index),
+        suggest=SuggestService(index),
+        sites=SiteChoices(index),
+        readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),
+    )
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
@@ -79,14 +88,14 @@ def _register_error_handlers(app: Flask) -> None:
     # before Flask knows which blueprint the path belongs to.
 
     @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
+    def http_error(exc: HTTPException) -> ResponseReturnValue:
         code = exc.code or 500
         if _wants_json():
             return jsonify(error=exc.description or exc.name), code
         return render_template("error.html", code=code, message=exc.description), code
 
     @app.errorhandler(BackendUnavailable)
-    def backend_unavailable(exc: BackendUnavailable):  # type: ignore[no-untyped-def]
+    def backend_unavailable(exc: BackendUnavailable) -> ResponseReturnValue:
         # Not a bug but an outage (or a start-up still connecting): 503 says "retry".
         log.warning("%s %s: %s", request.method, request.path, exc)
         message = "the search backend is not reachable right now; try again shortly"
@@ -95,7 +104,7 @@ def _register_error_handlers(app: Flask) -> None:
         return render_template("error.html", code=503, message=message), 503
 
     @app.errorhandler(Exception)
-    def unexpected_error(exc: Exception):  # type: ignore[no-untyped-def]
+    def unexpected_error(exc: Exception) -> ResponseReturnValue:
         log.exception("unhandled error on %s %s", request.method, request.path)
         ERRORS.labels(service="api", kind="unhandled").inc()
         message = "internal error: the search backend failed; try again shortly"

@@ -3,10 +3,11 @@ as it lists every host a crawl touched and why pages were skipped or failed."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from services.api.bearer_auth import requires_token
+from services.api.context import api_context
 from services.scheduler.crawl_report import crawl_report
 
 bp = Blueprint("report_api", __name__)
@@ -16,9 +17,4 @@ bp = Blueprint("report_api", __name__)
 @requires_token("the crawl report")
 def report() -> ResponseReturnValue:
     """Per host: fetched by status, skipped and why, failed and why, limits hit, given up."""
-    state = current_app.extensions.get("tansuo.frontier")
-    if state is None:
-        from services.common.bootstrap import build_frontier_state
-
-        state = current_app.extensions["tansuo.frontier"] = build_frontier_state(current_app.extensions["tansuo.settings"])
-    return jsonify(crawl_report(state))
+    return jsonify(crawl_report(api_context().backends.frontier))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from services.search.search_service import BadQuery, SearchService
-from services.search.suggest_service import MAX_PREFIX_CHARS, SuggestService
+from services.api.context import api_context
+from services.search.search_service import BadQuery
+from services.search.suggest_service import MAX_PREFIX_CHARS
 
 bp = Blueprint("search_api", __name__)
 
@@ -15,7 +16,7 @@ bp = Blueprint("search_api", __name__)
 def search() -> ResponseReturnValue:
     """``GET /api/search?q=&page=&size=&site=``: one page of results; 400 with
     ``{"error": ...}`` for bad parameters."""
-    service: SearchService = current_app.extensions["tansuo.search"]
+    service = api_context().search
     args = request.args
     try:
         result = service.search(
@@ -33,7 +34,7 @@ def search() -> ResponseReturnValue:
 def suggest() -> ResponseReturnValue:
     """``GET /api/suggest?q=``: titles and headings that hold what was typed, for the
     search box; an empty list when nothing matches."""
-    service: SuggestService = current_app.extensions["tansuo.suggest"]
+    service = api_context().suggest
     q = request.args.get("q", "")
     if len(q) > MAX_PREFIX_CHARS:
         return jsonify(error=f"q is too long for suggestions: at most {MAX_PREFIX_CHARS} characters"), 400

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from services.api.bearer_auth import requires_token
+from services.api.context import api_context
 from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
 bp = Blueprint("seeds_api", __name__)
@@ -15,7 +16,8 @@ bp = Blueprint("seeds_api", __name__)
 @requires_token("seeding")
 def seeds() -> ResponseReturnValue:
     """Body: {"urls": [...], "allow_domains": [...]}; answers 202 once the seeds are queued."""
-    cfg = current_app.extensions["tansuo.settings"]
+    ctx = api_context()
+    cfg = ctx.settings
     body = request.get_json(silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("urls"), list):
         return jsonify(error='expected a JSON object {"urls": [...], "allow_domains": [...]}'), 400
@@ -28,10 +30,5 @@ def seeds() -> ResponseReturnValue:
         req = seed_request(body["urls"], domains, source="api", allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         return jsonify(error=str(exc)), 400
-    bus = current_app.extensions.get("tansuo.bus")
-    if bus is None:
-        from services.common.bootstrap import build_bus
-
-        bus = current_app.extensions["tansuo.bus"] = build_bus(cfg)
-    submit(bus, req)
+    submit(ctx.backends.bus, req)
     return jsonify(accepted=len(req.urls), urls=req.urls, allow_domains=req.allow_domains), 202

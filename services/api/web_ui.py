@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 
-from flask import Blueprint, current_app, render_template, request
+from flask import Blueprint, render_template, request
 from flask.typing import ResponseReturnValue
 
+from services.api.context import api_context
 from services.common.ports import SearchIndex
-from services.search.search_service import BadQuery, SearchService
-from services.search.site_choices import SELECT_LIMIT, SiteChoices
+from services.search.search_service import BadQuery
+from services.search.site_choices import SELECT_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,8 @@ def page_numbers(current: int, pages: int, width: int = _PAGE_LINKS) -> list[int
 @bp.get("/")
 def index() -> ResponseReturnValue:
     """Home page with the search box, or the results for ``q``."""
-    service: SearchService = current_app.extensions["tansuo.search"]
-    search_index: SearchIndex = current_app.extensions["tansuo.index"]
-    choices: SiteChoices = current_app.extensions["tansuo.sites"]
+    ctx = api_context()
+    service, search_index, choices = ctx.search, ctx.backends.index, ctx.sites
     q = request.args.get("q", "").strip()
     site = request.args.get("site", "").strip().lower()
     page = request.args.get("page", "1")

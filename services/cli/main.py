@@ -19,16 +19,18 @@ from services.common.runtime import multiprocess_metrics
 # processes, whose metrics must be written where every worker's can be summed.
 multiprocess_metrics.prepare(sys.argv[1:])
 
-from pydantic import ValidationError  # noqa: E402
+from pydantic import ValidationError
 
-from services.cli import (  # noqa: E402
+from services.cli import (
     commands,
     eval_command,
     host_command,
     merge_command,
     service_commands,
 )
+from services.common.bootstrap import Backends
 from services.common.config import Settings
+from services.common.errors import BadInput
 from services.common.runtime.json_logging import JsonFormatter
 from services.common.runtime.log_throttle import RepeatThrottle
 
@@ -43,6 +45,8 @@ SERVICE_COMMANDS = {
     "api": (service_commands.api, "run the search API and web UI service (gunicorn)"),
 }
 LOG_FORMATS = ("text", "json")
+# Commands that only read the index, so that they run beside a crawl writing it.
+READ_ONLY_INDEX = frozenset({"search", "eval"})
 WORKERS_HELP = "server worker processes (TANSUO_API_WORKERS; default 0 = one per core)"
 # Client libraries that log every request at INFO and every internal retry with a
 # traceback: the services log each backend failure once, in one line, themselves.
@@ -50,7 +54,7 @@ _CHATTY_LOGGERS = {"elastic_transport": logging.WARNING, "elastic_transport.tran
                    "elastic_transport.node_pool": logging.ERROR, "urllib3": logging.WARNING}  # fmt: skip
 
 
-class CliError(Exception):
+class CliError(BadInput):
     """A user mistake: printed as one clear line, exit status 2."""
 
 
@@ -218,9 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         _setup_logging(args.command, args.verbose)
-        cfg = _settings(args)
-        return handlers[args.command](cfg, args)
-    except (CliError, commands.CommandError, ValueError) as exc:
+        backends = Backends(_settings(args), read_only_index=args.command in READ_ONLY_INDEX)
+        try:
+            return handlers[args.command](backends, args)
+        finally:
+            backends.close()
+    except (BadInput, ValueError) as exc:
         print(f"tansuo {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

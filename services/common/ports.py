@@ -3,6 +3,13 @@
 Each port is a Protocol so that an adapter (or a test fake) needs no base class.
 The docstrings are contracts that every adapter keeps; the contract tests in
 ``tests/contract/`` run the same checks against each adapter.
+
+Errors (services/common/errors.py), the same for every port: a backend that cannot be
+reached now raises ``BackendUnavailable`` (each adapter's own subclass names the
+backend), so callers retry; a backend that refuses a request raises ``BackendError``;
+a malformed backend URL raises ``ConfigError`` when the adapter is built.
+``SearchIndex`` adds ``IndexUnavailable`` (closed, opened read-only, gone) and
+``IndexWriterBusy`` (a single-writer index another process writes).
 """
 
 from __future__ import annotations
@@ -95,11 +102,6 @@ class PageStore(Protocol):
     def get(self, key: str) -> StoredPage | None: ...
 
     def ping(self) -> None: ...
-
-
-class IndexWriterBusy(RuntimeError):
-    """A single-writer index (tantivy) opened for writing while another process
-    writes it; it opens once that process has exited."""
 
 
 class SearchIndex(Protocol):

@@ -24,6 +24,7 @@ from services.common.ports import Message
 from services.crawler.charset import decode_html
 from services.crawler.extract import extract
 from services.crawler.message_caps import (
+    DEFAULT_CAPS,
     OutcomeCaps,
     cap_event,
     cap_links,
@@ -66,13 +67,14 @@ def outcome_from_response(
     headers: Mapping[str, str],
     body: bytes,
     max_body_chars: int,
-    caps: OutcomeCaps = OutcomeCaps(),
+    caps: OutcomeCaps = DEFAULT_CAPS,
 ) -> FetchOutcome:
     """``headers`` is flat (one string per name); names are matched case-insensitively."""
     fetched_at = time.time()
     lower = {k.lower(): v for k, v in headers.items()}
     event = _response_event(job, status, lower, body, fetched_at)
-    links, more = None, ()
+    links = None
+    more: tuple[LinkBatch, ...] = ()
     if job.kind == "robots" and 200 <= status < 300:
         text, hits = cap_robots(_robots_text(body), caps)
         event = replace(event, robots_txt=text, limits=hits)

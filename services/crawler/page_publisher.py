@@ -72,7 +72,7 @@ class PagePublisher:
         self._stats.record(event)
         try:
             self._send(outcome)
-        except Exception as exc:  # noqa: BLE001 - sent again before any commit
+        except Exception as exc:  # sent again before any commit
             self._failed(exc)
 
     def _send(self, outcome: FetchOutcome) -> None:
@@ -111,14 +111,14 @@ class PagePublisher:
     def _send_again(self) -> None:
         try:
             self._bus.flush()  # collects the late reports of earlier sends: all are resent anyway
-        except Exception:  # noqa: BLE001 - the outcomes behind it are in _unconfirmed
+        except Exception:  # the outcomes behind it are in _unconfirmed
             pass
         for outcome in list(self._unconfirmed):
             try:
                 self._send(outcome)
             except ConnectionError:
                 raise  # still down: try again on a later tick
-            except Exception as exc:  # noqa: BLE001 - this page can never be sent (too large?)
+            except Exception as exc:  # this page can never be sent (too large?)
                 logger.error("cannot publish %s (%s); dropping it", outcome.event.url, describe(exc))
                 ERRORS.labels(service="crawler", kind="publish_failed").inc()
                 self._unconfirmed.remove(outcome)
@@ -154,7 +154,7 @@ class PublishPipeline:
                 await maybe_deferred_to_future(deferToThread(publisher.store, item))
             else:
                 publisher.store(item)
-        except Exception as exc:  # noqa: BLE001 - handled in _sent, as before
+        except Exception as exc:
             failed = exc
         return self._sent(session, item, failed)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
 import scrapy
 from scrapy import Request, signals
@@ -116,11 +116,13 @@ class TansuoSpider(scrapy.Spider):
         if not target.lower().startswith(("http://", "https://")):
             return None
         meta = {**response.meta, _HOPS: hops + 1, _BYTES: 0}
+        if response.request is None:  # only a response built by hand has none
+            return None
         return response.request.replace(url=target, meta=meta, headers={})
 
     def on_error(self, failure: Failure) -> Iterator[FetchOutcome]:
         request = failure.request  # type: ignore[attr-defined]
-        kind = error_kind(failure.value)
+        kind = error_kind(cast(BaseException, failure.value))  # an errback's failure always holds one
         if kind == "cancelled" and request.meta.get(_BYTES, 0) > self.session.cfg.crawler_max_page_bytes:
             kind = "too_large"
         yield outcome_from_error(request.meta[_JOB], request.meta[_MESSAGE], kind)

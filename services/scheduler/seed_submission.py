@@ -8,13 +8,14 @@ from urllib.parse import urlsplit
 
 from services.common.domain.address_policy import host_is_private
 from services.common.domain.messages import TOPIC_SEEDS, SeedRequest
+from services.common.errors import BadInput
 from services.common.ports import Bus
 from services.scheduler.scope import DomainRule
 
 MAX_SEEDS = 1000
 
 
-class BadSeeds(ValueError):
+class BadSeeds(BadInput):
     """The request names no URL, too many, or something that is not http(s)."""
 
 

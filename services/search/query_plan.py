@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from services.common.analysis import grams, segment, subwords
@@ -118,7 +118,7 @@ class QueryPlanner:
         pairs = [(f, w) for w in words for f in _SHARED_IDF_FIELDS]
         docs, dfs = self._term_stats(pairs)
         by_word: dict[str, dict[str, int]] = {}
-        for (f, w), df in zip(pairs, dfs):
+        for (f, w), df in zip(pairs, dfs, strict=True):
             by_word.setdefault(w, {})[f] = df
         return docs, by_word
 
@@ -250,7 +250,7 @@ class QueryPlanner:
                 required.append(w)
         return required, optional, question, words
 
-    def _by_grams(self, parsed: ParsedQuery, split: dict[int, tuple[list[str], ...]]) -> bool:
+    def _by_grams(self, parsed: ParsedQuery, split: Mapping[int, tuple[list[str], ...]]) -> bool:
         """Whether a page may match a word of the query by the word's bigrams: in a
         query of up to ``search_word_grams_up_to`` wanted clauses.
 
@@ -267,7 +267,7 @@ class QueryPlanner:
             wanted += sizes[0] if len(sizes) == 1 else min(1, len(sizes))
         return wanted <= self._cfg.search_word_grams_up_to
 
-    def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:
+    def plan(self, parsed: ParsedQuery, any_clause: bool = False) -> Plan:  # noqa: C901 - one pass builds clauses, score-only clauses and highlights together
         """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough."""
         keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in _words(p.text))
         free = [p.text for p in parsed.parts if not p.quoted]

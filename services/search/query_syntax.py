@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from services.common.domain.url_canonical import BadUrl, canonicalize
+from services.common.errors import BadInput
 
 MAX_SITE_CHARS = 253  # longest DNS name
 _QUOTES = str.maketrans({"“": '"', "”": '"', "＂": '"', "„": '"'})
@@ -38,7 +39,7 @@ _OR = frozenset({"OR", "|", "ＯＲ", "｜"})
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
-class QuerySyntaxError(ValueError):
+class QuerySyntaxError(BadInput):
     """The query cannot be run as typed; the message says why, fit for the user."""
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from services.common.config import Settings
 from services.common.domain.query_tree import can_match
 from services.common.domain.search_types import SearchHits, SearchQuery
+from services.common.errors import BadInput
 from services.common.ports import SearchIndex
 from services.common.runtime.metrics import (
     SEARCH_CACHE_HITS,
@@ -40,7 +41,7 @@ MAX_QUERY_CHARS = 500
 MAX_RESULT_WINDOW = 10_000
 
 
-class BadQuery(ValueError):
+class BadQuery(BadInput):
     """The caller's parameters are invalid; the message says which and why, in a
     form fit to show to the user."""
 

@@ -584,7 +584,7 @@ class _Twins:
 
     def lease_due(self, *args: object) -> list[tuple]:
         results = [s.lease_due(*args) for s in self.pair]
-        for ids, leases in zip(self.lease_ids, results):
+        for ids, leases in zip(self.lease_ids, results, strict=True):
             ids.update((lease.url, lease.lease_id) for lease in leases)
         assert _lease_key(results[1]) == _lease_key(results[0]), f"lease_due{args}"
         return _lease_key(results[0])
@@ -594,7 +594,7 @@ class _Twins:
 
     def finish(self, u: str, update: UrlUpdate, stale: bool) -> None:
         answers = [
-            s.finish(u, ids.get(u, "none") + ("-old" if stale else ""), update) for s, ids in zip(self.pair, self.lease_ids)
+            s.finish(u, ids.get(u, "none") + ("-old" if stale else ""), update) for s, ids in zip(self.pair, self.lease_ids, strict=True)
         ]
         assert answers[0] == answers[1], f"finish({u})"
 
@@ -737,7 +737,7 @@ def _run_together(workers: int, target: Callable[[int], None]) -> None:
     def run(w: int) -> None:
         try:
             target(w)
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:  # reported below
             errors.append(e)
 
     threads = [threading.Thread(target=run, args=(w,)) for w in range(workers)]

@@ -22,6 +22,7 @@ from services.common.config import Settings
 from services.common.domain.documents import IndexDoc, LinkFields
 from services.common.domain.query_tree import Bool, Phrase
 from services.common.domain.search_types import SearchQuery
+from services.common.errors import IndexUnavailable
 from services.common.ports import SearchIndex
 from services.search.query_plan import words_query
 from tests.page_events import index_doc, page_event
@@ -349,7 +350,7 @@ def test_a_read_only_instance_sees_the_writers_commits(open_index: OpenIndex) ->
     writer.commit()
     assert reader.urls() == [B]
     reader.ping()
-    with pytest.raises(Exception):
+    with pytest.raises(IndexUnavailable, match="read-only"):
         reader.upsert([index_doc(C, "第三")])
 
 

@@ -67,7 +67,7 @@ def _gbk_routes(root: Path) -> tuple[dict, list[GbkPage]]:
         ("/gbk/sniffed.html", "text/html", "", "gb18030"),
     ]
     routes, pages = {}, []
-    for (path, ctype, meta, codec), source in zip(variants, GBK_SOURCES):
+    for (path, ctype, meta, codec), source in zip(variants, GBK_SOURCES, strict=True):
         text = _paragraph_text(root / source)
         title = f"国标编码测试页 {path.rsplit('/', 1)[-1]}"
         paras = "".join(f"<p>{line}</p>" for line in text.splitlines())

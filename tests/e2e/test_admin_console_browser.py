@@ -54,21 +54,21 @@ def browser(server: RunningServer) -> Iterator[object]:
 
 
 @pytest.fixture
-def page(browser) -> Iterator[object]:  # noqa: ANN001
+def page(browser) -> Iterator[object]:
     """A fresh context per test: no session cookie left from the one before."""
     context = browser.new_context(viewport=PHONE, locale="zh-CN")
     yield context.new_page()
     context.close()
 
 
-def log_in(page, server: RunningServer) -> None:  # noqa: ANN001
+def log_in(page, server: RunningServer) -> None:
     page.goto(server.url + "/admin")
     page.locator("input[name=token]").fill(TOKEN)
     page.locator("button[type=submit]", has_text="登录").click()
     page.wait_for_selector("table.hosts")
 
 
-def test_log_in_see_the_hosts_and_pause_one(server: RunningServer, page, cfg: Settings) -> None:  # noqa: ANN001
+def test_log_in_see_the_hosts_and_pause_one(server: RunningServer, page, cfg: Settings) -> None:
     page.goto(server.url + "/admin")
     page.locator("input[name=token]").fill("wrong")
     page.locator("button[type=submit]").click()
@@ -96,7 +96,7 @@ def test_log_in_see_the_hosts_and_pause_one(server: RunningServer, page, cfg: Se
     state.close()
 
 
-def test_the_console_fits_a_phone_and_draws_chinese_glyphs(server: RunningServer, page, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_console_fits_a_phone_and_draws_chinese_glyphs(server: RunningServer, page, tmp_path: Path) -> None:
     log_in(page, server)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     page.screenshot(path=str(tmp_path / "console.png"), full_page=True)

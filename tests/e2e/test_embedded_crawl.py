@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -113,7 +114,7 @@ def test_robots_disallow_is_never_fetched(crawled):
 def test_two_fetches_of_one_host_are_never_closer_than_the_delay(crawled):
     site, _, _ = crawled
     times = sorted(r.time for r in site.server.requests)
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert len(gaps) > 200
     assert min(gaps) >= DELAY, f"smallest gap {min(gaps):.4f}s is below the {DELAY}s delay"
 

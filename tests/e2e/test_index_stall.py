@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from bench.sites.many_host_site import loopback_addresses, page_path, paragraphs
 from services.common.adapters.redis.frontier import RedisFrontierState
 from services.common.bootstrap import build_search_index
 from services.common.config import Settings
+from services.common.ports import SearchIndex
 from tests.cluster import Cluster, cluster_env
 from tests.servers.es_server import EsServer
 
@@ -149,11 +150,11 @@ def test_the_index_server_frozen_mid_crawl_loses_nothing_and_the_lag_falls_back(
           f"{trips.describe()}")  # fmt: skip
 
 
-def _index(env: dict[str, str]):  # noqa: ANN202 - a SearchIndex
+def _index(env: dict[str, str]) -> SearchIndex:
     return build_search_index(Settings(index=env["TANSUO_INDEX"]), read_only=True)
 
 
-def _wait(cluster: Cluster, done, what: str, timeout_s: float = 90) -> None:  # noqa: ANN001
+def _wait(cluster: Cluster, done: Callable[[], bool], what: str, timeout_s: float = 90) -> None:
     deadline = time.monotonic() + timeout_s
     while not done():
         for name, proc in cluster.procs.items():

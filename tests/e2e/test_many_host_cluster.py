@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -132,14 +133,14 @@ def test_two_schedulers_and_two_crawlers_crawl_104_hosts_though_one_of_each_is_k
 
 def _gaps(times: list[float]) -> list[float]:
     times = sorted(times)
-    return [b - a for a, b in zip(times, times[1:])]
+    return [b - a for a, b in pairwise(times)]
 
 
-def _index(env: dict[str, str]):  # noqa: ANN202 - a SearchIndex
+def _index(env: dict[str, str]):  # a SearchIndex
     return build_search_index(Settings(index=env["TANSUO_INDEX"]), read_only=True)
 
 
-def _wait(cluster: Cluster, done, what: str, timeout_s: float = 90) -> None:  # noqa: ANN001
+def _wait(cluster: Cluster, done, what: str, timeout_s: float = 90) -> None:
     deadline = time.monotonic() + timeout_s
     while not done():
         for name, proc in cluster.procs.items():

@@ -146,14 +146,14 @@ def _wait(condition, timeout_s: float, what: str, interval_s: float = 0.5):  # t
 def _open_embedded(data: Path) -> SearchIndex | None:
     try:
         return build_search_index(Settings(data_dir=data), read_only=True)
-    except Exception:  # noqa: BLE001 - no commit yet
+    except Exception:  # no commit yet
         return None
 
 
 def _urls(index: SearchIndex | None) -> set[str]:
     try:
         return set(index.urls()) if index is not None else set()
-    except Exception:  # noqa: BLE001 - the alias may not exist yet
+    except Exception:
         return set()
 
 
@@ -171,7 +171,7 @@ def _cluster_until_ranked_without_indexer(cluster: Cluster, site: Site) -> float
     has had time to rank the whole graph; returns when the crawl started."""
     for name in ("scheduler", "crawler0", "ranker"):
         cluster.start(name, name.rstrip("0"), wait=False)
-    for name, proc in cluster.procs.items():
+    for name in cluster.procs:
         cluster.ready(name)
     started = time.time()
     subprocess.run([sys.executable, "-m", "services.cli.main", "seed", *site.seeds], env=cluster.env, check=True,

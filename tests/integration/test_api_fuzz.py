@@ -83,13 +83,13 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_process(proc, timeout_s=20)
 
 
-def _operations(base_url: str) -> list:  # noqa: ANN401 - schemathesis' operation objects
+def _operations(base_url: str) -> list:  # schemathesis' operation objects
     with urllib.request.urlopen(f"{base_url}/api/openapi.json", timeout=30) as resp:  # what the server publishes
         schema = schemathesis.openapi.from_dict(json.load(resp))
     return [result.ok() for result in schema.get_all_operations()]  # ok() raises on a bad operation
 
 
-def _has_inputs(operation) -> bool:  # noqa: ANN001
+def _has_inputs(operation) -> bool:
     return bool(list(operation.iter_parameters())) or operation.body is not None and len(operation.body) > 0
 
 
@@ -107,7 +107,7 @@ def test_no_operation_answers_5xx_off_contract_or_slowly(base_url: str) -> None:
                 suppress_health_check=list(HealthCheck),
             )  # fmt: skip
             @given(case=operation.as_strategy(generation_mode=mode))
-            def exercise(case) -> None:  # noqa: ANN001
+            def exercise(case) -> None:
                 started = time.monotonic()
                 response = case.call(base_url=base_url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
                 took = time.monotonic() - started

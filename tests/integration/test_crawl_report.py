@@ -21,7 +21,7 @@ DEAD = "http://dead.example.cn"
 TOKEN = "report-token"
 
 
-def _answer(job, status: int, **fields) -> PageEvent:  # noqa: ANN001
+def _answer(job, status: int, **fields) -> PageEvent:
     return PageEvent(url=job.url, host=job.host, lease_id=job.lease_id, kind=job.kind, depth=job.depth,
                      status=status, **fields)  # fmt: skip
 

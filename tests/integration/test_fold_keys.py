@@ -148,13 +148,13 @@ def test_the_columns_give_back_each_key(pages: list[tuple[str, str, tuple[int, .
     searcher = index.searcher()
     addresses = [searcher.search(tantivy.Query.term_query(index.schema, "t", f"d{n}")).hits[0][1] for n in range(len(pages))]
     keys = fold_keys.read(searcher, addresses)
-    for (site, content_hash, signature), k in zip(pages, keys):
+    for (site, content_hash, _signature), k in zip(pages, keys, strict=True):
         assert k.site == fold_keys.key(site)
         assert bool(k.copy) == bool(content_hash)
-    assert len({k.copy for (_, h, _), k in zip(pages, keys) if h}) == len({h for _, h, _ in pages if h})
+    assert len({k.copy for (_, h, _), k in zip(pages, keys, strict=True) if h}) == len({h for _, h, _ in pages if h})
     # The band columns hold 16 bits of each band term the index stores, the first band highest.
     columns = [searcher.fast_field_values(name, addresses) for name in fold_keys.BAND_FIELDS]
-    for (_, _, signature), row in zip(pages, zip(*columns)):
+    for (_, _, signature), row in zip(pages, zip(*columns, strict=True), strict=True):
         terms = [int(t.split(":")[1][:4], 16) for t in minhash.bands(signature)]
         assert list(row) == ([sum(v << (48 - 16 * (i % 4)) for i, v in enumerate(terms[j : j + 4])) for j in range(0, 16, 4)] if terms else [None] * 4)
 
@@ -163,10 +163,10 @@ def test_the_columns_give_back_each_key(pages: list[tuple[str, str, tuple[int, .
 @given(st.lists(st.one_of(st.none(), st.lists(st.integers(0, 3), min_size=16, max_size=16).map(tuple)), max_size=10))
 def test_hits_sharing_a_band_are_those_that_can_fold(bands: list[tuple[int, ...] | None]) -> None:
     rows = [fold_keys.pack(b) if b else [None] * 4 for b in bands]
-    columns = [list(column) for column in zip(*rows)] if rows else []
+    columns = [list(column) for column in zip(*rows, strict=True)] if rows else []
     expected = {
         n for n, a in enumerate(bands) for m, b in enumerate(bands)
-        if n != m and a and b and any(x == y for x, y in zip(a, b))
+        if n != m and a and b and any(x == y for x, y in zip(a, b, strict=True))
     }  # fmt: skip
     assert fold_keys.sharing_a_band(columns) == expected
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
 from services.common.adapters.sqlite.bus import SqliteBus
+from services.common.bootstrap import build_search_index
 from services.common.config import Settings
 from services.common.domain.messages import TOPIC_PAGES, TOPIC_REMOVALS, PageRemoval
+from services.common.ports import SearchIndex
 from services.common.runtime.metrics import INDEX_REQUESTS
 from services.indexer.indexer import GROUP, Indexer
 from tests.page_events import page_event
@@ -34,12 +35,12 @@ def _since(before: dict[str, float]) -> dict[str, int]:
 
 
 @pytest.fixture
-def parts(tmp_path: Path, es_index_url: str) -> Iterator[tuple[SqliteBus, ElasticsearchSearchIndex, Indexer]]:
+def parts(tmp_path: Path, es_index_url: str) -> Iterator[tuple[SqliteBus, SearchIndex, Indexer]]:
     cfg = Settings(index=es_index_url, index_replicas=0, indexer_commit_interval_s=3600)
     bus = SqliteBus(tmp_path / "bus.sqlite3")
     for topic in (TOPIC_PAGES, TOPIC_REMOVALS):
         bus.subscribe(topic, GROUP)
-    index = ElasticsearchSearchIndex.from_url(es_index_url, cfg)
+    index = build_search_index(cfg)  # as a service builds it: its requests counted
     yield bus, index, Indexer(cfg, bus, index)
     index.close()
     bus.close()
@@ -51,7 +52,7 @@ def _drain(indexer: Indexer) -> None:
     indexer.flush()
 
 
-def test_a_batch_of_pages_costs_a_lookup_and_a_bulk_request(parts) -> None:  # noqa: ANN001
+def test_a_batch_of_pages_costs_a_lookup_and_a_bulk_request(parts: tuple[SqliteBus, SearchIndex, Indexer]) -> None:
     bus, index, indexer = parts
     pages = [page_event(f"https://s{i % 20}.example.cn/{i}", f"页面 {i}", f"第 {i} 页的正文。") for i in range(PAGES)]
     copy = page_event("https://s0.example.cn/0?print=1", "页面 0", "第 0 页的正文。")  # same site, same text

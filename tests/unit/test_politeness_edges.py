@@ -1,5 +1,5 @@
 """Edges of the scheduler's recrawl timing, robots.txt cap and Retry-After, against
-RFC 9309, RFC 9110 and the README ("Freshness, politeness and duplicates"), found by a
+RFC 9309, RFC 9110 and docs/operations.md ("Freshness, politeness and duplicates"), found by a
 review of the crawl's politeness. Hand-moved clock, SQLite in memory: no network.
 """
 
@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,7 @@ def run_continuously(f: Frontier, clock: Clock, seconds: float, respond, step: f
     ids=["404-every-time", "410-every-time", "same-redirect-every-time"],
 )
 def test_a_url_that_answers_the_same_every_time_backs_off_like_an_unchanged_page(status, fields):
-    # README: "when the page comes back unchanged ... the interval doubles ... within
+    # docs/operations.md: "when the page comes back unchanged ... the interval doubles ... within
     # [5 minutes, 30 days]". A URL that keeps answering 404/410, or keeps redirecting to
     # the same place, has not changed either; Nutch sends gone pages to the maximum
     # interval. Its interval was reset to the first hour on every fetch.
@@ -96,14 +97,14 @@ def test_a_url_that_answers_the_same_every_time_backs_off_like_an_unchanged_page
     sent = run_continuously(f, clock, 10 * DAY, respond)
     fetches = [t for t, job in sent if job.url == f"{SITE}/"]
     # An unchanged HTML page is fetched 8 times in these 10 days (1, 2, 4 ... 64 h apart).
-    gaps = sorted({round((b - a) / HOUR, 1) for a, b in zip(fetches, fetches[1:])})
+    gaps = sorted({round((b - a) / HOUR, 1) for a, b in pairwise(fetches)})
     assert len(fetches) <= 10, f"{len(fetches)} fetches of one {status} URL in 10 days, {gaps} h apart"
 
 
 
 
 def test_urls_of_a_host_whose_robots_txt_stays_unreachable_back_off():
-    # README: "A URL that failed its quick retries is tried again after 1 hour and backs
+    # docs/operations.md: "A URL that failed its quick retries is tried again after 1 hour and backs
     # off the same way." The URLs of a host given up because its robots.txt answers 503
     # came back after exactly one hour, every hour, for ever: the host's robots.txt was
     # asked 24 times a day however long it had been down.
@@ -111,7 +112,7 @@ def test_urls_of_a_host_whose_robots_txt_stays_unreachable_back_off():
     f = make(clock)
     sent = run_continuously(f, clock, 4 * DAY, lambda job: (503, {}))
     times = [t for t, _ in sent]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert gaps[-1] > 2 * HOUR, f"{len(times)} robots.txt requests in 4 days; the last gaps {gaps[-3:]} s"
 
 

@@ -72,7 +72,7 @@ def _tables() -> tuple[dict[int, str], dict[int, str]]:
     # character table alone.
     simplified = _convert("t2s", "\n".join(chars)).split("\n")
     t2s: dict[int, str] = {}
-    for ch, simple in zip(chars, simplified):
+    for ch, simple in zip(chars, simplified, strict=True):
         base = table.get(ord(ch), ch)
         if len(simple) == 1 and simple != base:
             t2s[ord(ch)] = simple

@@ -17,6 +17,8 @@ from typing import Any
 from elasticsearch import Elasticsearch
 from elasticsearch.serializer import JsonSerializer
 
+from services.common.errors import BackendError
+
 # Each page can carry a 200k-character body three times over (raw, tokens and
 # sub-words, 3 bytes a Han character): keep a request far below the server's 100 MB.
 MAX_BYTES = 20 * 1024 * 1024
@@ -29,7 +31,7 @@ _BACKOFF_S = 0.5
 _JSON = JsonSerializer()
 
 
-class IndexWriteError(RuntimeError):
+class IndexWriteError(BackendError):
     """Elasticsearch rejected some documents of a bulk request."""
 
 

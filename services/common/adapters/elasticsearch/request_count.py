@@ -1,19 +1,18 @@
 """Every HTTP request the Elasticsearch client sends, counted by endpoint.
 
 The count is taken where the request leaves (the client's node class), not where an
-adapter method is called, so that a bulk helper's split requests and the client's
-retries count as the round trips they are: ``tansuo_index_requests_total`` divided by
-``tansuo_pages_indexed_total`` is the indexer's round trips a page.
+adapter method is called, so that split bulk requests and the client's retries count
+as the round trips they are. Whoever builds the adapter says what counting means
+(bootstrap: ``tansuo_index_requests_total``), so the adapter knows no metrics.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from elastic_transport import Urllib3HttpNode
 from elastic_transport._node import NodeApiResponse  # not re-exported at the top level
-
-from services.common.runtime.metrics import INDEX_REQUESTS
 
 # The API endpoints a search index uses, by their path segment; the rest (index and
 # alias administration, point in time, ...) counts as "other".
@@ -39,9 +38,12 @@ def endpoint_of(method: str, target: str) -> str:
     return "other"
 
 
-class CountingNode(Urllib3HttpNode):
-    """The client's default node, counting each request it sends."""
+def counting_node(count: Callable[[str], None]) -> type[Urllib3HttpNode]:
+    """The client's default node class, calling ``count(endpoint)`` for each request it sends."""
 
-    def perform_request(self, method: str, target: str, *args: Any, **kwargs: Any) -> NodeApiResponse:
-        INDEX_REQUESTS.labels(endpoint=endpoint_of(method, target)).inc()
-        return super().perform_request(method, target, *args, **kwargs)
+    class CountingNode(Urllib3HttpNode):
+        def perform_request(self, method: str, target: str, *args: Any, **kwargs: Any) -> NodeApiResponse:
+            count(endpoint_of(method, target))
+            return super().perform_request(method, target, *args, **kwargs)
+
+    return CountingNode

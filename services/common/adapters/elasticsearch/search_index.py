@@ -37,7 +37,7 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError
 from services.common.adapters import token_fields
 from services.common.adapters.elasticsearch import index_template as template
 from services.common.adapters.elasticsearch.bulk_buffer import BulkBuffer, IndexWriteError
-from services.common.adapters.elasticsearch.request_count import CountingNode
+from services.common.adapters.elasticsearch.request_count import counting_node
 from services.common.config import Settings
 from services.common.domain import minhash
 from services.common.domain.documents import (
@@ -49,6 +49,7 @@ from services.common.domain.documents import (
 from services.common.domain.messages import url_fingerprint
 from services.common.domain.query_tree import Node, Phrase, Term, can_match
 from services.common.domain.search_types import SearchHit, SearchHits, SearchQuery
+from services.common.errors import IndexUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +77,6 @@ _RETRY_ON_CONFLICT = 5
 _MIN_RANK = 1.1754943508222875e-38
 # Index names: lower-case, no path or wildcard characters (Elasticsearch's own rules).
 _ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,200}$")
-
-
-class IndexUnavailable(RuntimeError):
-    """The alias cannot be opened the way it was asked for, or a write was refused."""
 
 
 def _check_alias(alias: str) -> str:
@@ -206,14 +203,19 @@ class ElasticsearchSearchIndex:
             self._open()
 
     @classmethod
-    def from_url(cls, url: str, cfg: Settings, read_only: bool = False) -> ElasticsearchSearchIndex:
+    def from_url(
+        cls, url: str, cfg: Settings, read_only: bool = False, count_request: Callable[[str], None] | None = None
+    ) -> ElasticsearchSearchIndex:
+        """``count_request(endpoint)`` is called for every HTTP request the client sends
+        (``request_count.py``)."""
         nodes, alias, options = parse_url(url)
+        if count_request is not None:
+            options["node_class"] = counting_node(count_request)
         client = Elasticsearch(
             nodes,
-            request_timeout=float(getattr(cfg, "index_timeout_s", 30.0)),
+            request_timeout=cfg.index_timeout_s,
             retry_on_timeout=True,
             max_retries=3,
-            node_class=CountingNode,
             **options,
         )
         try:
@@ -454,7 +456,7 @@ class ElasticsearchSearchIndex:
         result = self._es.search(
             index=self._target,
             query={"terms": {"minhash_bands": terms}},
-            source=["url", "minhash"],
+            source=["url", "minhash"],  # type: ignore[arg-type]  # a field list is valid _source; the client types only bool or a dict
             size=100,
         )
         found = [

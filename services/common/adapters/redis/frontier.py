@@ -124,6 +124,7 @@ from services.common.domain.frontier_types import (
     UrlUpdate,
 )
 from services.common.domain.url_canonical import host_of
+from services.common.errors import ConfigError
 
 # add_urls and drop_queued run in chunks: admitting a 50,000-URL sitemap in one script
 # held Redis (and so every other scheduler) for 1.9 s here, a 250-URL chunk for about
@@ -138,7 +139,7 @@ _SCRIPTS = (
 )  # fmt: skip
 
 
-class FrontierLayoutError(ValueError):
+class FrontierLayoutError(ConfigError):
     """The Redis holds a frontier this version cannot use as it is."""
 
 
@@ -180,7 +181,7 @@ _host = _reader(HostInfo)
 
 
 def _host_info(pairs: list[str], robots_txt: str | None) -> HostInfo | None:
-    row = dict(zip(pairs[::2], pairs[1::2]))
+    row = dict(zip(pairs[::2], pairs[1::2], strict=True))
     if not row:
         return None
     if robots_txt is not None:
@@ -207,7 +208,9 @@ class RedisFrontierState:
 
     def __init__(self, client: redis.Redis | RedisCluster, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis",
                  shards: int = DEFAULT_SHARDS) -> None:  # fmt: skip
-        self._r = client
+        # redis-py types every reply as a union over its sync/async and bytes/str modes;
+        # this client decodes replies to str (connection.connect), which Any lets stand.
+        self._r: Any = client
         self._p = prefix
         self._where = where
         self._scripts = {name: client.register_script(getattr(lua, name)) for name in _SCRIPTS}
@@ -265,7 +268,7 @@ class RedisFrontierState:
 
     def _read(self, shards: Sequence[Shard], command: Callable[[Any, Shard], object]) -> list[Any]:
         """One command on each shard, in as few round trips as the deployment allows."""
-        return self._many([(s.base, lambda c, s=s: command(c, s)) for s in shards])
+        return self._many([(s.base, lambda c, s=s: command(c, s)) for s in shards])  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
 
     def _owned(self, shards: Collection[int] | None) -> list[Shard]:
         if shards is None:
@@ -318,7 +321,7 @@ class RedisFrontierState:
         """Parked hosts whose time has come go back to their index, before a selection."""
         while True:
             parked = self._read(shards, lambda c, s: c.zrangebyscore(s.key("parked"), "-inf", _arg(now), start=0, num=500))
-            calls = [self._call("PROMOTE", s, names, float(now)) for s, names in zip(shards, parked) if names]
+            calls = [self._call("PROMOTE", s, names, float(now)) for s, names in zip(shards, parked, strict=True) if names]
             self._many(calls)
             if all(len(names) < 500 for names in parked):
                 return
@@ -335,13 +338,15 @@ class RedisFrontierState:
         offset = 0
         chosen: list[tuple[str, dict[str, Any]]] = []
         while True:
+            # _read runs the lambda before the loop moves on, so binding offset late is right.
             rows = self._read(shards, lambda c, s: c.zrangebyscore(
-                s.key(index), "-inf", _arg(now), start=offset, num=page, withscores=True) if page >= 0
+                s.key(index), "-inf", _arg(now), start=offset, num=page, withscores=True) if page >= 0  # noqa: B023
                 else c.zrangebyscore(s.key(index), "-inf", _arg(now), withscores=True))  # fmt: skip
-            groups = [(s, [name for name, _ in found]) for s, found in zip(shards, rows) if found]
+            groups = [(s, [name for name, _ in found]) for s, found in zip(shards, rows, strict=True) if found]
             replies = self._many([self._call("PICK_INFO", s, names, float(now), cap) for s, names in groups])
-            info = {name: dict(zip(lua.PICK_FIELDS, values))
-                    for (_, names), reply in zip(groups, replies) for name, values in zip(names, reply)}  # fmt: skip
+            # A Lua reply stops at its first nil, so a row may be shorter than its fields.
+            info = {name: dict(zip(lua.PICK_FIELDS, values, strict=False))
+                    for (_, names), reply in zip(groups, replies, strict=True) for name, values in zip(names, reply, strict=False)}  # fmt: skip
             for _, name in sorted((score, name) for found in rows for name, score in found):
                 row = info[name]
                 if row["robots_state"] is not None and eligible(row):
@@ -362,7 +367,7 @@ class RedisFrontierState:
         owned = self._owned(shards)
         self._promote(now, owned)
 
-        def eligible(row: dict[str, str]) -> bool:
+        def eligible(row: dict[str, Any]) -> bool:  # "due" is a count, the rest strings
             return (row["robots_state"] == "unknown" and int(row["inflight"]) == 0 and row["paused"] != "1"
                     and _number(row["blocked_until"]) <= now and int(row["queued"]) > 0
                     and _number(row["next_allowed_at"]) <= now)  # fmt: skip
@@ -381,7 +386,7 @@ class RedisFrontierState:
     def _expire(self, script: str, index: str, cutoff: float, shards: Sequence[Shard], *args: Any) -> list[Any]:
         """Hosts of ``index`` up to ``cutoff``, handed shard by shard to ``script``."""
         found = self._read(shards, lambda c, s: c.zrangebyscore(s.key(index), "-inf", _arg(cutoff)))
-        return self._many([self._call(script, s, names, *args) for s, names in zip(shards, found) if names])
+        return self._many([self._call(script, s, names, *args) for s, names in zip(shards, found, strict=True) if names])
 
     @translate_errors
     def expire_robots(self, now: float, shards: Collection[int] | None = None) -> list[str]:
@@ -430,7 +435,7 @@ class RedisFrontierState:
                     args += [at[u.host], url_rest(u.url, u.host), int(u.depth), u.kind, lua.STATE_LETTERS[u.state], u.note]
                 calls.append(self._call("ADD_URLS", self._layout.shards[s], hosts, *args))
                 chunks.append(chunk)
-        added = sorted(chunk[int(p) - 1] for chunk, positions in zip(chunks, self._many(calls)) for p in positions)
+        added = sorted(chunk[int(p) - 1] for chunk, positions in zip(chunks, self._many(calls), strict=True) for p in positions)
         return [urls[n] for n in added]
 
     @translate_errors
@@ -458,10 +463,10 @@ class RedisFrontierState:
             return []
         self._promote(now, owned)
 
-        def host_par(row: dict[str, str]) -> int:
+        def host_par(row: dict[str, Any]) -> int:
             return 1 if _number(row["delay_s"]) > 0 else parallelism
 
-        def eligible(row: dict[str, str]) -> bool:
+        def eligible(row: dict[str, Any]) -> bool:  # "due" is a count, the rest strings
             return (row["robots_state"] == "ready" and row["paused"] != "1" and _number(row["next_allowed_at"]) <= now
                     and _number(row["blocked_until"]) <= now and int(row["inflight"]) < host_par(row)
                     and int(row["queued"]) > 0 and row["due"] > 0)  # fmt: skip
@@ -523,7 +528,7 @@ class RedisFrontierState:
         owned = self._owned(shards)
         found = self._read(owned, lambda c, s: c.zrangebyscore(s.key("leased"), "-inf", _arg(cutoff)))
         calls = []
-        for shard, urls in zip(owned, found):
+        for shard, urls in zip(owned, found, strict=True):
             for hosts, pairs in self._by_url(urls).values():
                 calls.append(self._call("EXPIRE_LEASES", shard, hosts, cutoff, float(now), *pairs))
         return sum(int(n) for n in self._many(calls))
@@ -621,12 +626,12 @@ class RedisFrontierState:
         stop = limit - 1 if limit > 0 else -1
         finished = self._read(shards, lambda c, s: c.zrange(s.key("recrawl"), 0, stop, withscores=True))
         flat = [(url, due) for found in finished for url, due in found]
-        states = self._many([(key, lambda c, key=key, rest=rest: c.hget(key, rest))
+        states = self._many([(key, lambda c, key=key, rest=rest: c.hget(key, rest))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                              for key, rest in (self._record_key(url) for url, _ in flat)])  # fmt: skip
         rows += [(due, url, state_of(record_fields(rec))) for (url, due), rec in zip(flat, states, strict=True) if rec]
         hosts = self._read(shards, lambda c, s: c.zrangebyscore(s.key("hosts"), "-inf", "(0"))
         names = [name for found in hosts for name in found]
-        dues = self._many([(self._layout.of(n).key(f"h:{n}"), lambda c, n=n: c.hget(self._layout.of(n).key(f"h:{n}"), "due"))
+        dues = self._many([(self._layout.of(n).key(f"h:{n}"), lambda c, n=n: c.hget(self._layout.of(n).key(f"h:{n}"), "due"))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                            for n in names])  # fmt: skip
         order = sorted((float(d), n) for n, d in zip(names, dues, strict=True) if d is not None)
         queued: list[tuple[float, str, str]] = []
@@ -636,7 +641,7 @@ class RedisFrontierState:
                 break
             groups = list(self._by_shard([n for _, n in batch]).items())
             replies = self._many([self._call("UPCOMING", shards[s], group, limit) for s, group in groups])
-            queued += [(float(due), url, "queued") for reply in replies for url, due in zip(reply[::2], reply[1::2])]
+            queued += [(float(due), url, "queued") for reply in replies for url, due in zip(reply[::2], reply[1::2], strict=True)]
         rows += queued
         rows.sort(key=lambda r: (r[0], r[1]))
         return [(url, state, due) for due, url, state in (rows[:limit] if limit > 0 else rows)]
@@ -689,7 +694,7 @@ class RedisFrontierState:
         keys = list(self._r.scan_iter(match=f"{self._p}{{*}}:u:*", count=1000))
         for start in range(0, len(keys), 200):
             batch = keys[start : start + 200]
-            for key, records in zip(batch, self._many([(k, lambda c, k=k: c.hgetall(k)) for k in batch]), strict=True):
+            for key, records in zip(batch, self._many([(k, lambda c, k=k: c.hgetall(k)) for k in batch]), strict=True):  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                 host = key.split("}:u:", 1)[1]
                 for record in records.values():
                     f = record_fields(record)
@@ -719,12 +724,12 @@ class RedisFrontierState:
         total: Counter[str] = Counter()
         hosts = blocked = 0
         later: list[Call] = []
-        for s, start in zip(shards, range(0, len(per_shard), 4)):
+        for s, start in zip(shards, range(0, len(per_shard), 4), strict=True):
             n, h, b, dues = per_shard[start : start + 4]
             total.update({k: int(v) for k, v in n.items()})
             hosts, blocked = hosts + h, blocked + b
             if dues:  # due_at values still to come: how many queued URLs each holds
-                later.append((s.base, lambda c, s=s, dues=dues: c.hmget(s.key("duecount"), dues)))
+                later.append((s.base, lambda c, s=s, dues=dues: c.hmget(s.key("duecount"), dues)))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
         waiting = sum(int(n or 0) for found in self._many(later) for n in found)
         extra = int(self._r.hget(f"{self._layout.meta}counters", "fetched") or 0)
         return FrontierCounts(

@@ -6,12 +6,14 @@ was after the last finished call; a restarted crawl resumes from there.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from services.common.domain.frontier_types import (
     FrontierCounts,
@@ -99,8 +101,14 @@ def _mine(shards: Collection[int] | None) -> bool:
     return shards is None or 0 in shards
 
 
-def _host(row: tuple) -> HostInfo:
-    return HostInfo(*row[:-1], paused=bool(row[-1]))
+_HOST_FIELDS = tuple(f.name for f in dataclasses.fields(HostInfo))
+
+
+def _host(row: tuple[Any, ...]) -> HostInfo:
+    """A host row, its columns in HostInfo's field order; ``paused`` is stored as 0/1."""
+    values = dict(zip(_HOST_FIELDS, row, strict=True))
+    values["paused"] = bool(values["paused"])
+    return HostInfo(**values)
 
 
 class SqliteFrontierState:

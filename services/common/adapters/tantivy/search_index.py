@@ -46,7 +46,7 @@ from services.common.domain.documents import (
 )
 from services.common.domain.query_tree import Node, Phrase, Term, can_match
 from services.common.domain.search_types import SearchHit, SearchHits, SearchQuery
-from services.common.ports import IndexWriterBusy
+from services.common.errors import IndexUnavailable, IndexWriterBusy
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +60,6 @@ _TOKEN_FIELDS = (
 _WRITER_HEAP_BYTES = 64_000_000
 _WRITER_THREADS = 1
 _MAX_SITES = 10_000
-
-
-class IndexUnavailable(RuntimeError):
-    """The index directory cannot be opened the way it was asked for."""
 
 
 class IndexLocked(IndexUnavailable, IndexWriterBusy):
@@ -386,8 +382,9 @@ class TantivySearchIndex:
         searcher = self._searcher()
         query = self._term("content_hash", content_hash)
         found = searcher.search(query, limit=10, count=True)
-        if (found.count or 0) > len(found.hits):  # one text on many sites: every one is a candidate
-            found = searcher.search(query, limit=int(found.count or 0), count=False)
+        # One text on many sites: every one is a candidate.
+        if (found.count or 0) > len(found.hits):  # type: ignore[attr-defined]  # tantivy's stub omits SearchResult.count, which count=True fills
+            found = searcher.search(query, limit=int(found.count or 0), count=False)  # type: ignore[attr-defined]  # tantivy's stub omits SearchResult.count, which count=True fills
         urls = [searcher.doc(addr).get_first("url") for _, addr in found.hits]
         # Two URLs may share a hash after a race, or the text is on several sites: the
         # smallest is a stable answer, and Elasticsearch's (sorted by URL).
@@ -670,14 +667,14 @@ class TantivySearchIndex:
         searcher, view = self._searcher_view()
         window = max(offset + limit, cfg.search_rescore_window)
         result = searcher.search(tq, limit=window, count=True)
-        total = int(result.count or 0)
+        total = int(result.count or 0)  # type: ignore[attr-defined]  # tantivy's stub omits SearchResult.count, which count=True fills
         if not result.hits:
             return SearchHits(total=total, hits=[])
         reachable = _reachable(result.hits, offset + limit, cfg.search_pagerank_weight)
         ranks = searcher.fast_field_values("rank", [addr for _, addr in reachable])
         scored = [
             (float(bm25) + rank_feature(float(r or 0.0), cfg.search_pagerank_weight, cfg.search_pagerank_pivot), addr)
-            for (bm25, addr), r in zip(reachable, ranks)
+            for (bm25, addr), r in zip(reachable, ranks, strict=True)
         ]
         scored.sort(key=lambda pair: -pair[0])
         hit = self._hit_maker(searcher, view, [addr for _, addr in scored[: offset + limit]])
@@ -694,7 +691,7 @@ class TantivySearchIndex:
 
         if not self._fold_keys:
             return lambda score, addr: dataclasses.replace(stored(addr), score=score)
-        keys = {(a.segment_ord, a.doc): k for a, k in zip(addresses, fold_keys.read(searcher, addresses))}
+        keys = {(a.segment_ord, a.doc): k for a, k in zip(addresses, fold_keys.read(searcher, addresses), strict=True)}
 
         def deferred(score: float, addr: tantivy.DocAddress) -> SearchHit:
             k = keys.get((addr.segment_ord, addr.doc))

@@ -114,7 +114,7 @@ def on_worker_exit(callback: Callable[[], None]) -> None:
     _worker_exit.append(callback)
 
 
-class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
+class _Server(BaseApplication):  # gunicorn is untyped
     def __init__(self, build_app: Callable[[], WsgiApp], opts: ServerOptions, name: str) -> None:
         self._build_app = build_app
         self._opts = opts
@@ -143,9 +143,9 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
             "logger_class": _RootLogger,
             "proc_name": f"tansuo-{self._name}",
             "when_ready": self._when_ready,
-            "post_fork": lambda server, worker: self._metrics and self._metrics.close_inherited_socket(),
+            "post_fork": lambda server, worker: self._close_metrics(inherited=True),
             "post_worker_init": lambda worker: _worker_started(),
-            "on_exit": lambda server: self._metrics and self._metrics.close(),
+            "on_exit": lambda server: self._close_metrics(inherited=False),
             "worker_exit": lambda server, worker: _run_worker_exit(),
             "child_exit": lambda server, worker: multiprocess_metrics.worker_exited(worker.pid),
         }
@@ -158,6 +158,15 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
         o = self._opts
         return Admission(self._build_app(), o.deadline_s, RetryAfter(o.retry_after_s, o.retry_after_max_s))
+
+    def _close_metrics(self, inherited: bool) -> None:
+        """A forked worker closes the metrics socket it inherited; the arbiter, on exit, its own."""
+        if self._metrics is None:
+            return
+        if inherited:
+            self._metrics.close_inherited_socket()
+        else:
+            self._metrics.close()
 
     def _when_ready(self, arbiter: Any) -> None:
         from services.common.runtime.http.metrics_port import serve_metrics_port
