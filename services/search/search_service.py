@@ -13,6 +13,7 @@ import math
 import time
 from typing import Any
 
+from services.common.analysis import dictionary_version
 from services.common.config import Settings
 from services.common.domain.query_tree import can_match
 from services.common.domain.search_types import SearchHits, SearchQuery
@@ -140,6 +141,9 @@ class SearchService:
     def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
         key, version = (q, page_n, size_n, site), self._index.view_version()
+        if version is not None:  # None: the cache's TTL alone bounds an answer's age
+            # A new dictionary (synonyms, stop words, user words) plans the same query otherwise.
+            version = (version, dictionary_version.current())
         cached = self._cache.get(key, version)
         if cached is not None:
             SEARCH_CACHE_HITS.inc()
