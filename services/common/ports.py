@@ -108,6 +108,8 @@ class SearchIndex(Protocol):
     - Writes become visible to ``search`` and durable after ``commit``.
     - Scores: BM25 over the fields with the configured boosts, plus the phrase boost,
       plus the saturating rank feature ``weight * rank / (rank + pivot)``.
+    - ``SearchQuery.sort == "date"`` orders the same matches by ``modified_at`` (the
+      page's date), newest first, equal dates by URL; documents without one come last.
     """
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None: ...
@@ -146,9 +148,8 @@ class SearchIndex(Protocol):
         caches key on it."""
 
     def get(self, url: str) -> IndexDoc | None:
-        """The committed document as written, but for ``own_text``, which only a backend
-        that builds a page's tokens again from its text keeps (tantivy); the other
-        answers None."""
+        """The committed document as written (``own_text`` included since both backends
+        keep it: tantivy to build a page's bigrams again, both for a reanalysis)."""
 
     def count(self) -> int: ...
 

@@ -25,6 +25,7 @@ from services.common.analysis import MAX_TOKEN_CHARS, fold, segment
 from services.common.analysis.han import HAN
 
 _HAN_WORD = re.compile(rf"[{HAN}]+")
+_TAG = re.compile(r"[a-z]+")
 _SEPARATORS = re.compile(r"[,，、]")
 _WORD_SEPARATORS = re.compile(r"[\s,，、]+")
 MAX_ENTRIES = 100_000
@@ -72,7 +73,7 @@ def parse_user_words(text: str) -> Parsed:
         freq: int | None = None
         if len(parts) > 1 and parts[1].isdigit():
             freq = int(parts[1]) or None
-        elif len(parts) > 1 and not parts[1].isalpha():
+        elif len(parts) > 1 and not _TAG.fullmatch(parts[1]):  # jieba's part-of-speech tags: a-z
             parsed.problems.append(Problem(n, line, f"词频应是正整数，而不是「{parts[1][:20]}」"))
             continue
         if len(word) > MAX_TOKEN_CHARS:
@@ -93,14 +94,14 @@ def _terms(side: str) -> list[str]:
     return [t for t in (folded(part) for part in _SEPARATORS.split(side)) if t]
 
 
-def _split_warning(term: str) -> str:
-    """A caveat when the segmenter splits ``term`` into several words: a synonym or a
-    stop word is looked up by whole query word, so such an entry never applies."""
+def _split_warning(term: str, effect: str) -> str:
+    """A caveat when the segmenter splits ``term`` into several words: synonyms and stop
+    words are looked up by whole query word, so such an entry does not apply as one."""
     words = segment(term)
     if words == [term]:
         return ""
     shown = " / ".join(words) if words else "（无）"
-    return f"「{term}」会被切成 {shown}：只对整词生效，请把它加入用户词典"
+    return f"「{term}」会被切成 {shown}：{effect}；要让它整体生效，请加入用户词典"
 
 
 def parse_synonyms(text: str) -> Parsed:
@@ -121,7 +122,8 @@ def parse_synonyms(text: str) -> Parsed:
             names = parsed.synonyms.setdefault(source, [])
             names.extend(t for t in targets if t != source and t not in names)
         parsed.entries += 1
-        warnings = [w for w in map(_split_warning, dict.fromkeys(sources)) if w]
+        effect = "搜索它不会带出同义词（别的词仍能找到它）"
+        warnings = [w for w in (_split_warning(t, effect) for t in dict.fromkeys(sources)) if w]
         if warnings:
             parsed.problems.append(Problem(n, line, "；".join(warnings), fatal=False))
     return parsed
@@ -135,7 +137,7 @@ def parse_stop_words(text: str) -> Parsed:
                 continue
             parsed.stop_words.add(word)
             parsed.entries += 1
-            warning = _split_warning(word)
+            warning = _split_warning(word, "查询里没有这个词，停用不会生效")
             if warning:
                 parsed.problems.append(Problem(n, line, warning, fatal=False))
     return parsed

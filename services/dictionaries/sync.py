@@ -95,17 +95,22 @@ class DictionarySync:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> DictionarySync:
-        """Load now (a failure is logged and retried), then refresh in a daemon thread."""
-        self.refresh()
-        self._thread = threading.Thread(target=self._run, name="dictionary-sync", daemon=True)
+    def start(self, block: bool = True) -> DictionarySync:
+        """Load (now, or with ``block`` False at once in the thread: a server starts
+        without waiting for the store), then refresh in a daemon thread. A failure is
+        logged and retried."""
+        if block:
+            self.refresh()
+        self._thread = threading.Thread(target=self._run, args=(not block,), name="dictionary-sync", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
 
-    def _run(self) -> None:
+    def _run(self, first: bool) -> None:
+        if first:
+            self.refresh()
         while not self._stop.wait(self._cfg.analysis_refresh_s):
             self.refresh()
 
