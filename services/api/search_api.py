@@ -15,7 +15,7 @@ bp = Blueprint("search_api", __name__)
 
 @bp.get("/search")
 def search() -> ResponseReturnValue:
-    """``GET /api/search?q=&page=&size=&site=``: one page of results; 400 with
+    """``GET /api/search?q=&page=&size=&site=&sort=``: one page of results; 400 with
     ``{"error": ...}`` for bad parameters."""
     ctx = api_context()
     args = request.args
@@ -25,10 +25,11 @@ def search() -> ResponseReturnValue:
             page=args.get("page", "1"),
             size=args.get("size", "10"),
             site=args.get("site", ""),
+            sort=args.get("sort", "relevance"),
         )
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400
-    ctx.analytics.searched(result["query"], result["total"], result["page"], result["took_ms"], "api")
+    ctx.analytics.searched(result["query"], result["total"], result["page"], result["took_ms"], "api", result["sort"])
     return jsonify(with_links(result, result["query"], ctx.click_links))
 
 

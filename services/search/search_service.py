@@ -148,10 +148,9 @@ class SearchService:
         sort = (sort or "relevance").strip()
         if sort not in SORTS:
             raise BadQuery(f"sort must be one of {', '.join(SORTS)}, not {sort[:20]!r}")
-        key, version = (q, page_n, size_n, site, sort), self._index.view_version()
-        if version is not None:  # None: the cache's TTL alone bounds an answer's age
-            # A new dictionary (synonyms, stop words, user words) plans the same query otherwise.
-            version = (version, dictionary_version.current())
+        # A new dictionary (synonyms, stop words, user words) plans the same query otherwise.
+        key = (q, page_n, size_n, site, sort, dictionary_version.current())
+        version = self._index.view_version()
         cached = self._cache.get(key, version)
         if cached is not None:
             SEARCH_CACHE_HITS.inc()
