@@ -69,7 +69,7 @@ PAGES = (
 class _Site(BaseHTTPRequestHandler):
     pages: dict[str, SitePage] = {}
 
-    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+    def do_GET(self) -> None:
         page = self.pages.get(self.path)
         if page is None:
             self.send_error(404)
