@@ -58,6 +58,8 @@ class SearchAnalytics:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failing = False
+        for result in ("hits", "zero"):
+            SEARCH_ANALYTICS_SEARCHES.labels(result=result)  # exported at 0: a ratio has both series from the start
 
     @property
     def enabled(self) -> bool:
