@@ -79,7 +79,7 @@ def parse_form(include: str, exclude: str, max_depth: str, delay_s: str, allow_d
                now: float) -> HostSettings:  # fmt: skip
     """Settings from the console's form fields: rules one a line, domains separated by
     spaces, commas or lines, numbers as typed (empty: the crawl-wide setting)."""
-    domains = allow_domains.translate(str.maketrans({",": " ", "，": " "})).split()
+    domains = allow_domains.replace(",", " ").replace("，", " ").split()
     try:
         depth = int(max_depth) if max_depth.strip() else None
     except ValueError:

@@ -84,7 +84,8 @@ def _grams(text: str) -> tuple[str, ...]:
 
 
 # The operator's user words change how a text splits: what was remembered is stale.
-on_user_words_changed(lambda: (_words.cache_clear(), _subwords.cache_clear()))
+on_user_words_changed(_words.cache_clear)
+on_user_words_changed(_subwords.cache_clear)
 
 
 # The word fields whose idf bound (``field_scales``) a word's bigram phrase in titles,

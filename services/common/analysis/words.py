@@ -64,12 +64,11 @@ def set_user_words(words: Sequence[tuple[str, int | None]]) -> None:
     frequent enough to win), in place of the ones set before; () for none. Building
     the segmenter takes a third of a second, so callers do it off the request path."""
     global _segmenter
+    segmenter: Any = rjieba
     if words:
         segmenter = rjieba.Jieba()
         for word, freq in words:
             segmenter.add_word(word, freq, None)
-    else:
-        segmenter = rjieba
     _segmenter = segmenter
     han_subwords.cache_clear()
     word_subwords.cache_clear()
@@ -84,7 +83,8 @@ def on_user_words_changed(listener: Callable[[], None]) -> None:
 
 def cut(han: str) -> list[str]:
     """The segmenter's words of Han text (jieba's precise mode, HMM on)."""
-    return _segmenter.cut(han, hmm=True)  # type: ignore[no-any-return]
+    out: list[str] = _segmenter.cut(han, hmm=True)
+    return out
 
 
 def initialise() -> None:

@@ -66,7 +66,10 @@ _HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_
                "modified_at"]  # fmt: skip
 _MAX_SITES = 10_000
 # Newest first; a document indexed before dates were kept has none and comes last.
-_DATE_SORT = [{"modified_at": {"order": "desc", "missing": "_last", "unmapped_type": "date"}}, {"url": "asc"}]
+_DATE_SORT: list[str | Mapping[str, Any]] = [
+    {"modified_at": {"order": "desc", "missing": "_last", "unmapped_type": "date"}},
+    {"url": "asc"},
+]
 _SCAN_PAGE = 1_000
 # Each page can carry a 200k-character body three times over (raw, tokens and
 # sub-words, 3 bytes a Han character): keep a request far below the server's 100 MB.

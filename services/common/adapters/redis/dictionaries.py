@@ -55,7 +55,7 @@ def _job(row: dict[str, str] | list[str]) -> ReanalysisJob | None:
 
 class RedisDictionaryStore:
     def __init__(self, client: redis.Redis | RedisCluster, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis") -> None:
-        self._r = client
+        self._r: Any = client  # decode_responses=True: every reply is str
         self._base = f"{prefix}{{dict}}:"
         self._where = where
         self._claim = client.register_script(_CLAIM)

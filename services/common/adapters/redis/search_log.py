@@ -40,7 +40,7 @@ def _ordinal(day: str) -> int:
 class RedisSearchLog:
     def __init__(self, client: redis.Redis | RedisCluster, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis",
                  retention_days: int = 90, recent_limit: int = 10_000, max_queries_per_day: int = 10_000) -> None:  # fmt: skip
-        self._r = client
+        self._r: Any = client  # decode_responses=True: every reply is str
         self._base = f"{prefix}{{an}}:"
         self._where = where
         self._retention_days = retention_days
@@ -61,7 +61,7 @@ class RedisSearchLog:
             return
         pipe = self._r.pipeline(transaction=False)
         ttl = (self._retention_days + 1) * 86_400
-        days = {e.day for e in [*searches, *clicks]}
+        days = {s.day for s in searches} | {c.day for c in clicks}
         for day in days:
             pipe.zadd(f"{self._base}days", {day: _ordinal(day)})
         for s in searches:

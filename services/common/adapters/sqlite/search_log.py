@@ -120,7 +120,7 @@ class SqliteSearchLog:
                     "ON CONFLICT(day, url) DO UPDATE SET clicks = clicks + 1",
                     (c.day, c.url),
                 )
-            self._bound(db, {e.day for e in [*searches, *clicks]})
+            self._bound(db, {s.day for s in searches} | {c.day for c in clicks})
 
     def _bound(self, db: sqlite3.Connection, touched: set[str]) -> None:
         """Drop what the retention and the caps no longer keep."""
