@@ -30,7 +30,7 @@ def search() -> ResponseReturnValue:
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400
     ctx.analytics.searched(result["query"], result["total"], result["page"], result["took_ms"], "api", result["sort"])
-    return jsonify(with_links(result, result["query"], ctx.click_links))
+    return jsonify(with_links(result, result["query"], ctx.click_links if ctx.analytics.enabled else None))
 
 
 @bp.get("/suggest")

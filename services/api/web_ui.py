@@ -60,7 +60,7 @@ def index() -> ResponseReturnValue:
         context["error"] = str(exc)
         return render_template("search.html", **context), 400
     ctx.analytics.searched(q, result["total"], result["page"], result["took_ms"], "web", sort)
-    result = with_links(result, q, ctx.click_links)
+    result = with_links(result, q, ctx.click_links if ctx.analytics.enabled else None)
     offset = ctx.settings.analytics_utc_offset_hours
     result["results"] = [{**r, "date_text": local_date(r.get("date"), offset)} for r in result["results"]]
     context["result"] = result

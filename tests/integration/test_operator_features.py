@@ -239,3 +239,19 @@ def test_the_console_shows_the_days_searches(app: Flask, client: FlaskClient) ->
     page = client.get("/admin/analytics").get_data(as_text=True)
     assert "热门查询" in page and 'data-query="打印机"' in page and "无结果的查询" in page
     assert client.get("/admin/analytics?day=31-12-2020").status_code == 400
+
+
+def test_with_analytics_off_nothing_is_recorded_and_results_link_straight_to_their_pages(dep: Deployment) -> None:
+    cfg = dep.cfg.model_copy(update={"analytics_enabled": False})
+    app = create_app(cfg, index=dep.index)
+    client = app.test_client()
+    before = client.get("/api/analytics", headers=AUTH).get_json()["day"]["result_pages"]
+    answer = client.get("/api/search?q=安装").get_json()
+    assert answer["results"] and all(r["click_url"] is None for r in answer["results"])
+    page = client.get("/?q=安装").get_data(as_text=True)
+    assert "/go?" not in page and f'href="{dep.url("/docs/install.html")}"' in page
+    context(app).analytics.flush()
+    report = client.get("/api/analytics", headers=AUTH).get_json()
+    assert report["enabled"] is False and report["day"]["result_pages"] == before
+    context(app).analytics.stop()
+    context(app).dictionaries.stop()
