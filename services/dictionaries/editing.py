@@ -10,12 +10,10 @@ from typing import Any
 from services.common.domain.dictionaries import NAMES, ReanalysisJob
 from services.common.errors import BadInput
 from services.common.ports import DictionaryStore
-from services.dictionaries.rules import Parsed, parse_stop_words, parse_synonyms, parse_user_words
+from services.dictionaries.rules import PARSERS, Parsed
 from services.dictionaries.sync import DictionarySync, SourceReport
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
-
-_PARSERS = {"user_words": parse_user_words, "synonyms": parse_synonyms, "stop_words": parse_stop_words}
 
 
 class UnknownDictionary(BadInput):
@@ -36,7 +34,7 @@ def save(store: DictionaryStore, sync: DictionarySync, name: str, text: str, now
     text = text.replace("\r\n", "\n")
     store.save(name, text, now)
     sync.refresh(force=True)
-    return _PARSERS[name](text)
+    return PARSERS[name](text)
 
 
 def reset(store: DictionaryStore, sync: DictionarySync, name: str) -> None:

@@ -19,6 +19,7 @@ console shows them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from services.common.analysis import MAX_TOKEN_CHARS, fold, segment
@@ -141,3 +142,11 @@ def parse_stop_words(text: str) -> Parsed:
             if warning:
                 parsed.problems.append(Problem(n, line, warning, fatal=False))
     return parsed
+
+
+# Each dictionary's reader, by name (services.common.domain.dictionaries.NAMES).
+PARSERS: dict[str, Callable[[str], Parsed]] = {
+    "user_words": parse_user_words,
+    "synonyms": parse_synonyms,
+    "stop_words": parse_stop_words,
+}

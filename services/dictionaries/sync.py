@@ -26,16 +26,10 @@ from services.common.analysis import dictionary_version, stop_words, synonyms, w
 from services.common.config import Settings
 from services.common.domain.dictionaries import NAMES, STOP_WORDS, SYNONYMS, USER_WORDS, EditedText
 from services.common.ports import DictionaryStore
-from services.dictionaries.rules import Parsed, Problem, parse_stop_words, parse_synonyms, parse_user_words
+from services.dictionaries.rules import PARSERS as _PARSERS
+from services.dictionaries.rules import Problem
 
 log = logging.getLogger(__name__)
-
-_PARSERS: dict[str, Callable[[str], Parsed]] = {
-    USER_WORDS: parse_user_words,
-    SYNONYMS: parse_synonyms,
-    STOP_WORDS: parse_stop_words,
-}
-
 
 def default_text(name: str) -> str:
     """The shipped defaults of a dictionary, as text in its own format."""
