@@ -26,7 +26,7 @@ CSP = (
     "img-src http: https: data:; style-src http: https: 'unsafe-inline'; font-src http: https: data:; "
     "media-src http: https:; base-uri http: https:; form-action 'none'; frame-ancestors 'self'"
 )
-_DROPPED = ("script", "base", "frame", "frameset", "object", "embed", "applet")
+_DROPPED = ("script", "base", "iframe", "frame", "frameset", "object", "embed", "applet")
 _SHOWN_TYPES = ("text/html", "application/xhtml+xml", "")
 
 
