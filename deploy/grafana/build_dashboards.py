@@ -413,6 +413,26 @@ DASHBOARDS = [
                 width=16,
                 height=5,
             ),
+            Panel(
+                "Searches that find nothing",
+                [
+                    (f"sum(rate(tansuo_search_analytics_searches_total{{result=\"zero\"}}[{RATE}])) / "
+                     f"sum(rate(tansuo_search_analytics_searches_total[{RATE}]))", "share of searches"),
+                ],
+                "percentunit",
+                description="First pages of results that found no page. Which queries: the console's search "
+                "analytics (/admin/analytics), or GET /api/analytics.",
+            ),
+            Panel(
+                "Click-through",
+                [
+                    (f"sum(rate(tansuo_search_result_clicks_total[{RATE}])) / "
+                     f"sum(rate(tansuo_search_analytics_searches_total{{result=\"hits\"}}[{RATE}]))",
+                     "clicks per search with results"),
+                    (f"sum(rate(tansuo_search_analytics_dropped_total[{RATE}]))", "events lost (search log away)"),
+                ],
+                description="Results opened through a results page's click link, per search that found something.",
+            ),
         ],
     ),
 ]

@@ -9,13 +9,19 @@ from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from services.analytics.click_links import ClickLinks
+from services.analytics.recorder import SearchAnalytics
 from services.api import (
     admin_session,
     admin_views,
+    analytics_views,
     api_docs,
+    cache_views,
+    dictionary_views,
     frontier_api,
     health,
     host_actions_api,
+    host_settings_views,
     report_api,
     request_ids,
     search_api,
@@ -32,6 +38,7 @@ from services.common.ports import SearchIndex
 from services.common.runtime.health_server import Readiness
 from services.common.runtime.metrics import ERRORS
 from services.common.runtime.readiness_cache import CachedReadiness
+from services.dictionaries.sync import DictionarySync
 from services.search.search_service import SearchService
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
@@ -59,6 +66,12 @@ def create_app(
         suggest=SuggestService(index),
         sites=SiteChoices(index),
         readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),
+        # Search analytics and the operator's dictionaries: written and read in the
+        # background, so a search never waits for their store (services/analytics/,
+        # services/dictionaries/).
+        analytics=SearchAnalytics(cfg, lambda: backends.search_log).start(),
+        click_links=ClickLinks(lambda: backends.search_log.click_key()),
+        dictionaries=DictionarySync(cfg, lambda: backends.dictionaries).start(block=False),
     )
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
@@ -68,6 +81,10 @@ def create_app(
     app.register_blueprint(api_docs.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(admin_views.bp)
+    app.register_blueprint(analytics_views.bp)
+    app.register_blueprint(dictionary_views.bp)
+    app.register_blueprint(host_settings_views.bp)
+    app.register_blueprint(cache_views.bp)
     admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 from flask import current_app
 
+from services.analytics.click_links import ClickLinks
+from services.analytics.recorder import SearchAnalytics
 from services.common.bootstrap import Backends
 from services.common.config import Settings
 from services.common.runtime.readiness_cache import CachedReadiness
+from services.dictionaries.sync import DictionarySync
 from services.search.search_service import SearchService
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
@@ -29,6 +32,9 @@ class ApiContext:
     suggest: SuggestService
     sites: SiteChoices
     readiness: CachedReadiness
+    analytics: SearchAnalytics
+    click_links: ClickLinks
+    dictionaries: DictionarySync
 
 
 def api_context() -> ApiContext:

@@ -16,6 +16,7 @@ from services.cli.api_servers import api_server
 from services.common.bootstrap import (
     Backends,
     build_bus,
+    build_dictionary_store,
     build_frontier_state,
     build_link_graph,
     build_page_store,
@@ -92,6 +93,8 @@ def scheduler(backends: Backends, args: argparse.Namespace) -> int:
 def indexer(backends: Backends, args: argparse.Namespace) -> int:
     """Page events in, documents out; on stop, commit the batch held."""
     cfg = backends.settings
+    from services.dictionaries.reanalysis import Reanalysis
+    from services.dictionaries.sync import DictionarySync
     from services.indexer.indexer import GROUP, Indexer
 
     rt = ServiceRuntime(cfg, "indexer", backends=("bus", "index"))
@@ -99,14 +102,24 @@ def indexer(backends: Backends, args: argparse.Namespace) -> int:
     def open_body() -> LoopBody:
         bus = rt.connect("bus", lambda: build_bus(cfg))
         index = rt.connect("index", lambda: build_search_index(cfg))
+        store = build_dictionary_store(cfg)
+        # The operator's dictionaries, loaded before the first page; the reanalysis job
+        # after a change of user words runs in this loop, a batch every few seconds.
+        sync = DictionarySync(cfg, lambda: store).start()
+        reanalysis = Reanalysis(cfg, store, index, sync)
         ix = Indexer(cfg, bus, index)
+
+        def step() -> None:
+            ix.step(POLL_TIMEOUT_S)
+            if reanalysis.due():
+                reanalysis.step()
 
         def drain() -> None:
             ix.flush()
             log.info("indexer drained: %s indexed, %s duplicates, %s deleted", ix.indexed, ix.duplicates, ix.deleted)
 
         return LoopBody(
-            step=lambda: ix.step(POLL_TIMEOUT_S),
+            step=step,
             drain=drain,
             refresh=consumer_lag(bus, GROUP, (TOPIC_PAGES, TOPIC_REMOVALS)),
         )
@@ -118,6 +131,7 @@ def indexer(backends: Backends, args: argparse.Namespace) -> int:
 def ranker(backends: Backends, args: argparse.Namespace) -> int:
     """Links in, PageRank out every ``ranker_interval_s``; on stop, rank once more if needed."""
     cfg = backends.settings
+    from services.dictionaries.sync import DictionarySync
     from services.ranker.ranker import GROUP, Ranker
 
     rt = ServiceRuntime(cfg, "ranker", backends=("bus", "graph", "index"))
@@ -126,6 +140,8 @@ def ranker(backends: Backends, args: argparse.Namespace) -> int:
         bus = rt.connect("bus", lambda: build_bus(cfg))
         graph = rt.connect("graph", lambda: build_link_graph(cfg))
         index = rt.connect("index", lambda: build_search_index(cfg))
+        store = build_dictionary_store(cfg)
+        DictionarySync(cfg, lambda: store).start()  # anchors are split as page text is
         rk = Ranker(cfg, bus, graph, index)
 
         def step() -> None:

@@ -15,16 +15,26 @@ from urllib.parse import urlsplit
 
 from services.common.config import Settings
 from services.common.errors import ConfigError
-from services.common.ports import Bus, FrontierState, LinkGraph, PageStore, SearchIndex
+from services.common.ports import (
+    Bus,
+    DictionaryStore,
+    FrontierState,
+    LinkGraph,
+    PageStore,
+    SearchIndex,
+    SearchLog,
+)
 
 __all__ = [
     "Backends",
     "ConfigError",
     "build_bus",
+    "build_dictionary_store",
     "build_frontier_state",
     "build_link_graph",
     "build_page_store",
     "build_search_index",
+    "build_search_log",
     "embedded_index",
 ]
 
@@ -130,6 +140,39 @@ def build_frontier_state(cfg: Settings) -> FrontierState:
     raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
+_REDIS_SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster")
+
+
+def build_search_log(cfg: Settings) -> SearchLog:
+    """Search analytics live where the crawl state does (TANSUO_STATE)."""
+    scheme = _scheme(cfg.state)
+    limits = {"retention_days": cfg.analytics_retention_days, "recent_limit": cfg.analytics_recent_searches,
+              "max_queries_per_day": cfg.analytics_max_queries_per_day}  # fmt: skip
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.sqlite.search_log import SqliteSearchLog
+
+        return SqliteSearchLog(cfg.data_dir / "search_log.sqlite3", **limits)
+    if scheme in _REDIS_SCHEMES:
+        from services.common.adapters.redis.search_log import RedisSearchLog
+
+        return RedisSearchLog.from_url(cfg.state, **limits)
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
+
+
+def build_dictionary_store(cfg: Settings) -> DictionaryStore:
+    """The operator's dictionaries live where the crawl state does (TANSUO_STATE)."""
+    scheme = _scheme(cfg.state)
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.sqlite.dictionaries import SqliteDictionaryStore
+
+        return SqliteDictionaryStore(cfg.data_dir / "dictionaries.sqlite3")
+    if scheme in _REDIS_SCHEMES:
+        from services.common.adapters.redis.dictionaries import RedisDictionaryStore
+
+        return RedisDictionaryStore.from_url(cfg.state)
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
+
+
 class Backends:
     """The adapters of one process, each built from the settings on first use (a
     search-only server never opens the frontier) and at most once, then closed
@@ -171,6 +214,14 @@ class Backends:
     @property
     def link_graph(self) -> LinkGraph:
         return self._get("link_graph", lambda: build_link_graph(self.settings))
+
+    @property
+    def search_log(self) -> SearchLog:
+        return self._get("search_log", lambda: build_search_log(self.settings))
+
+    @property
+    def dictionaries(self) -> DictionaryStore:
+        return self._get("dictionaries", lambda: build_dictionary_store(self.settings))
 
     def close(self) -> None:
         """Close every adapter built here, newest first; given ones stay open."""

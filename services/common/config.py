@@ -214,6 +214,25 @@ class Settings(BaseSettings):
     # a page of 7,000 characters, so 2,048 cost some 30 MB per API worker.
     search_doc_cache_entries: int = Field(default=2048, ge=0)
 
+    # --- the operator's dictionaries (docs/dictionaries.md): edited in the console and
+    # stored with the crawl state; a file's entries add to them (one entry a line, UTF-8).
+    analysis_user_words_file: Path | None = None  # words the segmenter keeps whole
+    analysis_synonyms_file: Path | None = None  # synonym rules: "a, b, c" or "a => b, c"
+    analysis_stop_words_file: Path | None = None  # words a query never requires
+    # How often every process looks for a changed dictionary (one small read).
+    analysis_refresh_s: float = Field(default=5.0, gt=0)
+    # An indexer that owns the reanalysis job and is silent this long loses it to another.
+    analysis_reanalysis_stale_s: float = Field(default=120.0, gt=0)
+
+    # --- search analytics (docs/search-analytics.md): every search and click of the web
+    # UI and the API, counted per day; no client address is stored.
+    analytics_enabled: bool = True
+    analytics_retention_days: int = Field(default=90, ge=1, le=3660)
+    analytics_recent_searches: int = Field(default=10_000, ge=0)  # single searches kept, newest
+    analytics_max_queries_per_day: int = Field(default=10_000, ge=10)  # distinct, most searched kept
+    # Days start at midnight of this offset from UTC (8: China, Hong Kong, Taiwan, Singapore).
+    analytics_utc_offset_hours: float = Field(default=8.0, ge=-12, le=14)
+
     # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off.
     # PageRank is no Celery job: the ranker service schedules it (ranker_interval_s).
     tasks_broker: str = ""  # redis://…; empty = the Redis of TANSUO_STATE
@@ -305,6 +324,14 @@ class Settings(BaseSettings):
         except OSError as exc:
             raise ValueError(f"TANSUO_API_TOKEN_FILE: cannot read {path}: {exc.strerror}") from None
         return {**data, "api_token": token}
+
+    @field_validator("analysis_user_words_file", "analysis_synonyms_file", "analysis_stop_words_file")
+    @classmethod
+    def _readable_file(cls, value: Path | None) -> Path | None:
+        # A dictionary file that is missing fails at start-up, not as a silent empty list.
+        if value is not None and not value.is_file():
+            raise ValueError(f"no such file: {value}")
+        return value
 
     @field_validator("api_rate_limit_exempt")
     @classmethod

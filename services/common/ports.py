@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from services.common.domain.dictionaries import EditedText, ReanalysisJob
 from services.common.domain.documents import (
     IndexDoc,
     LinkFields,
@@ -33,6 +34,8 @@ from services.common.domain.frontier_types import (
     UrlInfo,
     UrlUpdate,
 )
+from services.common.domain.host_settings import HostSettings
+from services.common.domain.search_analytics import ClickEvent, DayReport, DayTotals, SearchEvent
 from services.common.domain.search_types import SearchHits, SearchQuery
 
 if TYPE_CHECKING:  # numpy, which they hold, is not needed by every process that names a port
@@ -114,6 +117,8 @@ class SearchIndex(Protocol):
       (Elasticsearch sends them as bulk requests), so a write may raise only there.
     - Scores: BM25 over the fields with the configured boosts, plus the phrase boost,
       plus the saturating rank feature ``weight * rank / (rank + pivot)``.
+    - ``SearchQuery.sort == "date"`` orders the same matches by ``modified_at`` (the
+      page's date), newest first, equal dates by URL; documents without one come last.
     """
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None: ...
@@ -163,9 +168,8 @@ class SearchIndex(Protocol):
         caches key on it."""
 
     def get(self, url: str) -> IndexDoc | None:
-        """The committed document as written, but for ``own_text``, which only a backend
-        that builds a page's tokens again from its text keeps (tantivy); the other
-        answers None."""
+        """The committed document as written (``own_text`` included since both backends
+        keep it: tantivy to build a page's bigrams again, both for a reanalysis)."""
 
     def count(self) -> int: ...
 
@@ -325,5 +329,88 @@ class FrontierState(Protocol):
     def fetch_history(self, since: float) -> list[tuple[float, int]]:
         """(minute start, pages fetched in that minute) for the minutes from ``since``
         that had any, oldest first; kept for the last 24 hours."""
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        """The operator's crawl settings of a host (which need not be known yet);
+        None removes them. Kept across restarts; the last write wins."""
+    def host_settings(self) -> dict[str, HostSettings]:
+        """Every host's crawl settings, by host: small (one entry per configured host),
+        so schedulers read it whole and keep it for a few seconds."""
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        """The host's URLs excluded with exactly this note (``drop_queued``, ``unlease``)."""
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        """Each URL still excluded with exactly this note is queued again, due at
+        ``now``; returns how many. The seen-set is unchanged: they were admitted before."""
     def ping(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class SearchLog(Protocol):
+    """Searches and result clicks, for search analytics (the console, the API).
+
+    - ``record`` adds a batch in one round trip. Delivery is at most once: a batch lost
+      with a dying process is lost (analytics, not accounting).
+    - Figures are kept per day (``SearchEvent.day``): a day's totals, each query's
+      searches, zero-hit searches, clicks and last result count, and clicks per URL.
+    - Bounded: days more than ``retention_days`` before the newest recorded day are
+      dropped, a day keeps at most ``max_queries_per_day`` distinct queries (the least
+      searched go first) and as many URLs, and the log of single searches holds the
+      newest ``recent_limit``.
+    - No client address or any other trace of who searched is stored.
+    """
+
+    def record(self, searches: Sequence[SearchEvent], clicks: Sequence[ClickEvent]) -> None: ...
+
+    def days(self) -> list[DayTotals]:
+        """Every kept day's totals, newest first."""
+
+    def day(self, day: str, top: int = 50) -> DayReport:
+        """One day's totals and its ``top`` queries, zero-hit queries and clicked URLs
+        (most first; ties at the cut broken either way). An unknown day is all zeros."""
+
+    def recent(self, limit: int = 100) -> list[SearchEvent]:
+        """The newest single searches, newest first."""
+
+    def click_key(self) -> bytes:
+        """A random secret made on first use and then the same for every process of the
+        deployment: it signs the click links of results pages."""
+
+    def ping(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class DictionaryStore(Protocol):
+    """The operator's dictionaries (``services.common.domain.dictionaries.NAMES``) as
+    edited texts, shared by every process that analyses text, and the reanalysis job.
+
+    - ``version`` changes with every ``save`` and ``remove``: readers poll it, cheaply,
+      and load the texts only when it moved.
+    - A dictionary never saved (or removed) is absent from ``load``: its shipped
+      defaults apply.
+    - The job calls are atomic: of indexers racing, one claims the job; an update from
+      an owner that lost it (to a new request, or to a take-over) changes nothing.
+    """
+
+    def version(self) -> str: ...
+
+    def load(self) -> dict[str, EditedText]: ...
+
+    def save(self, name: str, text: str, now: float) -> None: ...
+
+    def remove(self, name: str) -> None: ...
+
+    def request_reanalysis(self, now: float, user_words: str) -> ReanalysisJob:
+        """A new pending job, replacing any earlier one (finished or not)."""
+
+    def reanalysis(self) -> ReanalysisJob | None: ...
+
+    def claim_reanalysis(self, owner: str, now: float, stale_s: float) -> ReanalysisJob | None:
+        """The job, now owned by ``owner``, if it is pending, already ``owner``'s, or
+        running under an owner silent for ``stale_s``; else None."""
+
+    def update_reanalysis(self, job: ReanalysisJob) -> bool:
+        """Write ``job`` if it is still the current job and its owner still owns it."""
+
+    def ping(self) -> None: ...
+
     def close(self) -> None: ...

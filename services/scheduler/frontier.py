@@ -32,6 +32,8 @@ from services.common.domain.messages import (
 from services.common.domain.url_canonical import BadUrl, canonicalize, host_of
 from services.common.ports import FrontierState
 from services.common.runtime.metrics import LIMIT_HITS
+from services.scheduler.host_settings import NOTE as HOST_SETTINGS_NOTE
+from services.scheduler.host_settings import HostSettingsView, host_delay
 from services.scheduler.recrawl_policy import (
     failure_interval,
     given_up_interval,
@@ -80,6 +82,32 @@ class Frontier:
         self.robots = RobotsRules(cfg.crawler_user_agent)
         self.limits = UrlLimits.from_settings(cfg)
         self._expiry_due: dict[frozenset[int] | None, float] = {}
+        # Operators' per-host settings (services/scheduler/host_settings.py): the scope
+        # widened by their allowed domains is remade when they or the scope change.
+        self.host_settings = HostSettingsView(state)
+        self._widened: tuple[Scope, int, Scope] | None = None  # (scope, settings version, widened)
+
+    def _scope(self) -> Scope:
+        """The crawl's scope plus every domain some host's settings allow."""
+        domains = self.host_settings.allowed_domains()  # refreshes the version first
+        widened = self._widened
+        if widened is None or widened[0] is not self.scope or widened[1] != self.host_settings.version:
+            widened = self._widened = (self.scope, self.host_settings.version, self.scope.with_domains(domains))
+        return widened[2]
+
+    def rejects(self, url: str) -> str:
+        """Why a canonical URL is out of the crawl (scope, then its host's settings), or ""."""
+        settings = self.host_settings.of(host_of(url))
+        if settings is None:
+            return self._scope().rejects(url)
+        # A host's include rules stand instead of the crawl-wide ones; excludes add up.
+        return self._scope().rejects(url, check_include=not settings.include) or settings.rejects(url)
+
+    def _max_depth(self, host: str) -> int | None:
+        settings = self.host_settings.of(host)
+        if settings is not None and settings.max_depth is not None:
+            return settings.max_depth
+        return self.cfg.frontier_max_depth
 
     # --- admitting URLs ---------------------------------------------------------------
 
@@ -92,7 +120,7 @@ class Frontier:
             except BadUrl:
                 log.warning("ignoring seed that is not an http(s) URL: %s", raw)
                 continue
-            reason = self.scope.rejects(url)
+            reason = self.rejects(url)
             if reason:
                 log.warning("seed %s is out of scope (%s)", url, reason)
                 continue
@@ -116,10 +144,22 @@ class Frontier:
         if batch.kind == "redirect":
             return 0  # for the link graph: the target was admitted from the page event, as a hop
         depth = batch.depth + 1
-        if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
-            self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))
-            return 0
-        return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
+        if not self.host_settings.any_depth():
+            if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
+                self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))
+                return 0
+            return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
+        # Some host has a depth of its own: each link is held to its own host's.
+        kept, cut = [], Counter[str]()
+        for url in self._in_scope(link.url for link in batch.links):
+            limit = self._max_depth(host_of(url))
+            if limit is not None and depth > limit:
+                cut[host_of(url)] += 1
+            else:
+                kept.append((url, depth))
+        for host, n in cut.items():
+            self.count_limits(Counter({"max_depth": n}), host)
+        return len(self._admit(kept))
 
     def _in_scope(self, urls: Iterable[str]) -> list[str]:
         """Canonical URLs in scope and within the trap limits; limit hits are counted."""
@@ -130,7 +170,7 @@ class Frontier:
                 url = canonicalize(raw)
             except BadUrl:
                 continue
-            reason = self.scope.rejects(url) or self.limits.exceeded(url)
+            reason = self.rejects(url) or self.limits.exceeded(url)
             if not reason:
                 kept.append(url)
             elif reason not in _NOT_LIMITS:
@@ -190,7 +230,7 @@ class Frontier:
         infos = self.state.get_hosts(list(schemes))
         missing = [host for host in schemes if host not in infos]
         for host in missing:
-            self.state.ensure_host(host, schemes[host], self.cfg.frontier_host_delay_s)
+            self.state.ensure_host(host, schemes[host], host_delay(self.cfg, self.host_settings.of(host)))
         if missing:
             infos.update(self.state.get_hosts(missing))
         return infos
@@ -257,6 +297,11 @@ class Frontier:
         if info is not None and not self.robots.allowed(lease.host, info.robots_txt, lease.url):
             self.state.unlease(lease.url, self.clock(), "excluded", "robots")
             return None
+        # So may the host's settings (saved in the console while the URL waited).
+        settings = self.host_settings.of(lease.host)
+        if settings is not None and settings.rejects(lease.url):
+            self.state.unlease(lease.url, self.clock(), "excluded", HOST_SETTINGS_NOTE)
+            return None
         return FetchJob(
             url=lease.url,
             host=lease.host,
@@ -317,7 +362,7 @@ class Frontier:
             # Admitted as excluded or not by the rules about to apply, not the old ones.
             self._admit([(u, 0) for u in sitemaps], kind="sitemap", robots_txt=robots_txt)
         crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
-        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
+        delay = max(host_delay(self.cfg, self.host_settings.of(info.host)), crawl_delay or 0.0)
         update = HostUpdate(
             robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
         )

@@ -37,6 +37,7 @@ from services.common.analysis import grams, segment, subwords
 from services.common.analysis.han import has_han
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.analysis.synonyms import synonyms
+from services.common.analysis.words import on_user_words_changed
 from services.common.config import Settings
 from services.common.domain.query_tree import Bool, Node, Phrase, Term
 from services.search.query_syntax import ParsedQuery
@@ -80,6 +81,11 @@ def _subwords(text: str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=8192)
 def _grams(text: str) -> tuple[str, ...]:
     return tuple(grams(text))
+
+
+# The operator's user words change how a text splits: what was remembered is stale.
+on_user_words_changed(_words.cache_clear)
+on_user_words_changed(_subwords.cache_clear)
 
 
 # The word fields whose idf bound (``field_scales``) a word's bigram phrase in titles,

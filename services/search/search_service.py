@@ -9,10 +9,12 @@ same things the same way.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import time
 from typing import Any
 
+from services.common.analysis import dictionary_version
 from services.common.config import Settings
 from services.common.domain.query_tree import can_match
 from services.common.domain.search_types import SearchHits, SearchQuery
@@ -36,6 +38,7 @@ from services.search.snippets import snippet_html, title_html
 from services.search.term_stats_cache import CachedTermStats
 
 MAX_QUERY_CHARS = 500
+SORTS = ("relevance", "date")
 # Deep paging costs the index a top-(offset+size) collection per request; ten
 # thousand hits is also Elasticsearch's default max_result_window.
 MAX_RESULT_WINDOW = 10_000
@@ -100,8 +103,11 @@ class SearchService:
                 raise BadQuery(str(exc)) from None
         return q, page_n, size_n, site
 
-    def search(self, q: str, page: int | str = 1, size: int | str = 10, site: str = "") -> dict[str, Any]:
-        """One page of results as a JSON-ready dict.
+    def search(
+        self, q: str, page: int | str = 1, size: int | str = 10, site: str = "", sort: str = "relevance"
+    ) -> dict[str, Any]:
+        """One page of results as a JSON-ready dict; ``sort`` "date" puts the newest
+        pages first (the same matches, in date order, without the per-site limit).
 
         ``snippet`` and ``title_html`` are HTML: page text escaped, matches in ``<em>``.
         ``matched_all`` is False when no page had every word and the results are
@@ -109,7 +115,7 @@ class SearchService:
         """
         started = time.perf_counter()
         try:
-            result = self._search(started, q, page, size, site)
+            result = self._search(started, q, page, size, site, sort)
         except BadQuery:
             SEARCH_REQUESTS.labels(outcome="bad_request").inc()
             raise
@@ -132,39 +138,46 @@ class SearchService:
             parsed = dataclasses.replace(parsed, sites=parsed.sites + (site,))
         return parsed
 
-    def _run(self, plan: Plan, offset: int, limit: int) -> SearchHits:
+    def _run(self, plan: Plan, offset: int, limit: int, sort: str = "relevance") -> SearchHits:
         if not can_match(plan.tree):
             return SearchHits(total=0, hits=[])  # e.g. only punctuation: nothing to ask
-        return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit))
+        return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit, sort=sort))
 
-    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
+    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str, sort: str) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
-        key, version = (q, page_n, size_n, site), self._index.view_version()
+        sort = (sort or "relevance").strip()
+        if sort not in SORTS:
+            raise BadQuery(f"sort must be one of {', '.join(SORTS)}, not {sort[:20]!r}")
+        # A new dictionary (synonyms, stop words, user words) plans the same query otherwise.
+        key = (q, page_n, size_n, site, sort, dictionary_version.current())
+        version = self._index.view_version()
         cached = self._cache.get(key, version)
         if cached is not None:
             SEARCH_CACHE_HITS.inc()
             return {**cached, "took_ms": round((time.perf_counter() - started) * 1000, 1)}
-        answer = self._answer(started, q, page_n, size_n, site)
+        answer = self._answer(started, q, page_n, size_n, site, sort)
         self._cache.put(key, version, answer)
         return answer
 
-    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str) -> dict[str, Any]:
+    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str, sort: str) -> dict[str, Any]:
         parsed = self.parse(q, site)
         # The window holds the pages before this one too: folding and site diversity
         # reorder across page boundaries, and each page must follow from the same order.
         margin = max(size_n, 20)
         window = min(MAX_RESULT_WINDOW, page_n * size_n + margin)
         plan = self._planner.plan(parsed)
-        found = self._run(plan, 0, window)
+        found = self._run(plan, 0, window, sort)
         if found.total == 0 and plan.widens:
             # No page holds every clause: any of them (or a word's parts) will do, best first.
             plan = self._planner.plan(parsed, any_clause=True)
-            found = self._run(plan, 0, window)
+            found = self._run(plan, 0, window, sort)
         # Every hit in hand: every page is made, and counted (copies fold into one
         # result, so there may be fewer than total / size). Pages come out the same
         # however many are made (paginate), so page_n is the one asked for either way.
         in_hand = len(found.hits) >= found.total
-        pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site,
+        # By date, strictly newest first: no site is held back for diversity.
+        per_site = 0 if sort == "date" else self._cfg.search_results_per_site
+        pages = paginate(fold_near_duplicates(found.hits), size_n, per_site,
                          MAX_RESULT_WINDOW // size_n if in_hand else page_n, margin)  # fmt: skip
         shown = pages[page_n - 1] if len(pages) >= page_n else Page([], set())
         return {
@@ -175,6 +188,7 @@ class SearchService:
             "size": size_n,
             "pages": len(pages) if in_hand else min(math.ceil(found.total / size_n), MAX_RESULT_WINDOW // size_n),
             "site": site,
+            "sort": sort,
             "sites": list(parsed.sites),
             "terms": list(plan.highlight),
             "matched_all": plan.minimum >= plan.clauses,
@@ -194,5 +208,20 @@ class SearchService:
             "score": round(hit.score, 6),
             "pagerank": hit.pagerank,
             "site": hit.site,
+            **_dates(hit.modified_at, hit.fetched_at),
             "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
         }
+
+
+def _iso(at: float) -> str | None:
+    if at <= 0:
+        return None
+    return datetime.datetime.fromtimestamp(at, datetime.UTC).isoformat(timespec="seconds")
+
+
+def _dates(modified_at: float, fetched_at: float) -> dict[str, Any]:
+    """A result's date (its Last-Modified, else when it was fetched) and its fetch time,
+    as ISO 8601 in UTC; None where the index does not know (pages indexed before)."""
+    date = modified_at or fetched_at
+    source = "last_modified" if modified_at and abs(modified_at - fetched_at) >= 1.0 else "fetched"
+    return {"date": _iso(date), "date_source": source if date else None, "fetched_at": _iso(fetched_at)}

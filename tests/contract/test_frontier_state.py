@@ -28,6 +28,7 @@ from services.common.adapters.redis.frontier import (
 from services.common.adapters.redis.link_graph import RedisLinkGraph
 from services.common.adapters.sqlite.frontier import SqliteFrontierState
 from services.common.domain.frontier_types import HostUpdate, Lease, NewUrl, UrlUpdate
+from services.common.domain.host_settings import HostSettings
 from services.common.ports import FrontierState
 from tests.servers.redis_server import RedisCluster, RedisServer
 
@@ -131,6 +132,44 @@ def test_recrawl_host_makes_its_urls_due_and_host_urls_lists_them(state: Frontie
     assert state.url_state(url(H1, "c"))[0] == "leased" and state.url_state(url(H2, "a"))[0] == "done"
     assert state.get_host(H1).queued == 2 and state.counts(NOW + 1).due == 2
     assert state.fetch_history(NOW - 60) == [(NOW // 60 * 60, 2)]
+
+
+def test_host_settings_are_kept_per_host_replaced_whole_and_removed(
+    open_state: Callable[[], FrontierState],
+) -> None:
+    state = open_state()
+    assert state.host_settings() == {}
+    first = HostSettings(include=(r"/docs/",), max_depth=3, delay_s=0.5, updated_at=NOW)
+    state.set_host_settings(H1, first)  # a host the frontier does not know yet
+    state.set_host_settings(H2, HostSettings(exclude=(r"\?print=",), allow_domains=("*.example.org",)))
+    assert state.host_settings()[H1] == first
+    replaced = HostSettings(exclude=(r"/old/",), updated_at=NOW + 1)
+    state.set_host_settings(H1, replaced)
+    # Another scheduler (a second adapter on the same backend) reads the same.
+    other = open_state()
+    assert other.host_settings() == {H1: replaced, H2: HostSettings(exclude=(r"\?print=",), allow_domains=("*.example.org",))}
+    state.set_host_settings(H2, None)
+    state.set_host_settings(H3, None)  # removing settings never given is fine
+    assert list(other.host_settings()) == [H1]
+    assert other.get_host(H1) is None  # settings do not make a host
+
+
+def test_readmit_queues_again_only_the_urls_excluded_with_that_note(state: FrontierState) -> None:
+    ready_host(state, H1)
+    queue(state, H1, "a", "b", "c", "d")
+    state.add_urls([NewUrl(url(H1, "r"), H1, 0, "excluded", "robots")], NOW, 1000)
+    assert state.drop_queued([url(H1, "a"), url(H1, "b")], "excluded", "host_settings") == 2
+    state.drop_queued([url(H1, "c")], "failed", "host_settings")
+    assert state.excluded_urls(H1, "host_settings") == [url(H1, "a"), url(H1, "b")]
+    assert state.excluded_urls(H1, "robots") == [url(H1, "r")] and state.excluded_urls(H2, "robots") == []
+    assert state.get_host(H1).queued == 1
+    wanted = [url(H1, "a"), url(H1, "c"), url(H1, "d"), url(H1, "r"), url(H2, "x")]
+    assert state.readmit(wanted, "host_settings", NOW + 5) == 1  # only a: c failed, d queued, r robots
+    assert state.readmit(wanted, "host_settings", NOW + 5) == 0
+    assert state.url_state(url(H1, "a")) == ("queued", "", 0)
+    assert state.url_info(url(H1, "a")).due_at == NOW + 5
+    assert state.get_host(H1).queued == 2 and state.counts(NOW + 5).excluded == 2
+    assert sorted(lease.url for lease in lease_all(state, NOW + 5)) == [url(H1, "a"), url(H1, "d")]
 
 
 def test_unknown_hosts_and_urls_read_as_none(state: FrontierState) -> None:
@@ -685,8 +724,12 @@ def test_redis_answers_a_random_run_of_calls_exactly_as_sqlite_does(seed: int, a
                 twins.same("set_paused", h, rng.random() < 0.6, now)
             else:
                 twins.same("recrawl_host", h, now)
-        else:
+        elif op < 0.99:
             twins.same("bump", "errors", rng.randint(1, 3))
+        else:
+            h = rng.choice(hosts)
+            excluded = twins.same("excluded_urls", h, "robots")
+            twins.same("readmit", rng.sample(excluded, k=min(len(excluded), 2)), "robots", now)
 
         if step % 10 == 0:
             twins.same("counts", now)

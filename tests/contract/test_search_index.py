@@ -659,3 +659,33 @@ def test_cherokee_words_are_found(index: SearchIndex) -> None:
     word = analyze_as_text("ᏣᎳᎩ").words
     assert _search(index, word) == [A]
     assert index.term_stats([("body_tokens", word)])[1] == [1]
+
+
+def _dated(url: str, modified_at: float, words: str = "软件 安装") -> IndexDoc:
+    return replace(index_doc(url, "标题", words), fetched_at=2_000_000_000.0, modified_at=modified_at)
+
+
+def test_sort_by_date_gives_the_same_matches_newest_first_and_equal_dates_by_url(index: SearchIndex) -> None:
+    urls = [f"https://a.example.cn/{n}" for n in range(6)]
+    dates = [1_700_000_000.0, 1_750_000_000.0, 1_600_000_000.0, 1_750_000_000.0, 1_650_000_000.0, 1_750_000_000.0]
+    index.upsert([_dated(u, d) for u, d in zip(urls, dates, strict=True)] + [_dated(B, 1_800_000_000.0, "别的 词")])
+    index.commit()
+    tree = words_query(CFG, ["软件"])
+    newest = [urls[1], urls[3], urls[5], urls[0], urls[4], urls[2]]
+    found = index.search(SearchQuery(tree=tree, limit=10, sort="date"))
+    assert found.total == 6 and [h.url for h in found.hits] == newest
+    assert [h.modified_at for h in found.hits][:1] == [1_750_000_000.0] and found.hits[0].fetched_at == 2_000_000_000.0
+    # Paging cuts the same order, through a run of equal dates.
+    pages = [index.search(SearchQuery(tree=tree, offset=o, limit=2, sort="date")).hits for o in (0, 2, 4)]
+    assert [h.url for page in pages for h in page] == newest
+    assert sorted(h.url for h in index.search(SearchQuery(tree=tree, limit=10)).hits) == sorted(urls)
+
+
+def test_a_document_keeps_its_date_store_key_and_own_text(index: SearchIndex) -> None:
+    doc = replace(index_doc(A, "标题", "正文"), fetched_at=1_800_000_000.5, modified_at=1_700_000_000.0,
+                  store_key="ab" * 20, own_text="自己的 文字")  # fmt: skip
+    index.upsert([doc])
+    index.commit()
+    got = index.get(A)
+    assert (got.modified_at, got.store_key, got.own_text, got.fetched_at) == (1_700_000_000.0, "ab" * 20, "自己的 文字",
+                                                                             1_800_000_000.5)  # fmt: skip

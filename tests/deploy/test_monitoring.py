@@ -98,6 +98,8 @@ def test_the_dashboards_show_what_operators_watch():
         'rate(tansuo_index_requests_total{service="indexer"}',
         "histogram_quantile(0.99, sum by (le) (rate(tansuo_search_duration_seconds_bucket",
         "sum by (outcome) (rate(tansuo_search_requests_total",
+        'tansuo_search_analytics_searches_total{result="zero"}',  # what people search for and do not find
+        "rate(tansuo_search_result_clicks_total",
         "tansuo_errors_total",
     ):
         assert needed in queries, needed

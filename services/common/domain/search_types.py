@@ -15,6 +15,9 @@ class SearchQuery:
     tree: Node
     offset: int = 0
     limit: int = 10
+    # "relevance": by score; "date": newest page first (IndexDoc.modified_at, else
+    # fetched_at), equal dates by URL. Both match the same pages.
+    sort: str = "relevance"
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class SearchHit:
     # Equal for hits of the same text, when a backend folds copies by a key of the content
     # hash instead of the hash itself (tantivy's fold_keys); None: compare content_hash.
     copy_key: str | None = None
+    fetched_at: float = 0.0
+    modified_at: float = 0.0  # 0.0: unknown (indexed before dates were kept)
 
 
 @dataclass(frozen=True)

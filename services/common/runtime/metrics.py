@@ -99,6 +99,18 @@ SEARCH_DURATION = Histogram(
 )
 SEARCH_REQUESTS = Counter("tansuo_search_requests_total", "Search requests, by outcome.", ["outcome"])
 SEARCH_CACHE_HITS = Counter("tansuo_search_cache_hits_total", "Search requests answered from the result cache.")
+# Search analytics (services/analytics/): per-query figures live in the search log and
+# the console; these say how many searches find nothing and how often results are opened.
+SEARCH_ANALYTICS_SEARCHES = Counter(
+    "tansuo_search_analytics_searches_total",
+    "Searches logged for analytics (first pages of results), by whether they found anything (hits, zero).",
+    ["result"],
+)
+SEARCH_RESULT_CLICKS = Counter("tansuo_search_result_clicks_total", "Results opened through a results page's click link.")
+SEARCH_ANALYTICS_DROPPED = Counter(
+    "tansuo_search_analytics_dropped_total",
+    "Search and click events lost because the search log was unreachable and the buffer full.",
+)
 # The API's request queue (services/common/runtime/http/bounded_worker.py, admission.py). Gauges of the
 # API say how to combine its worker processes (prometheus_client's multiprocess mode);
 # elsewhere the mode is ignored.

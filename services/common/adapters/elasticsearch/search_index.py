@@ -24,6 +24,7 @@ backends give the same scores, except where their statistics differ:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import threading
@@ -59,13 +60,19 @@ _LINK_FIELDS = ("pagerank", "rank", "anchors", "anchors_tokens")
 _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
-    "fetched_at",
+    "fetched_at", "store_key",
 )  # fmt: skip
 _CONTENT_TOKEN_FIELDS = (
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
 )  # fmt: skip
-_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash"]
+_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash", "fetched_at",
+               "modified_at"]  # fmt: skip
 _MAX_SITES = 10_000
+# Newest first; a document indexed before dates were kept has none and comes last.
+_DATE_SORT: list[str | Mapping[str, Any]] = [
+    {"modified_at": {"order": "desc", "missing": "_last", "unmapped_type": "date"}},
+    {"url": "asc"},
+]
 _SCAN_PAGE = 1_000
 # Content hashes a duplicate lookup asks for at once (one hit each, collapsed).
 _HASHES_PER_SEARCH = 1_000
@@ -142,6 +149,9 @@ def _content_source(doc: IndexDoc) -> dict[str, Any]:
     for name in _CONTENT_TOKEN_FIELDS:
         source[name] = token_fields.stored(source[name])
     source["fetched_at"] = float(doc.fetched_at)
+    source["modified_at"] = float(doc.modified_at or doc.fetched_at)
+    if doc.own_text is not None:
+        source["own_text"] = doc.own_text
     source["minhash"] = list(doc.minhash)
     source["minhash_bands"] = minhash.bands(doc.minhash)
     return source
@@ -160,7 +170,12 @@ def _from_source(src: Mapping[str, Any]) -> IndexDoc:
         value = src.get(name)
         return 0.0 if value is None else float(value)
 
-    return index_doc_from(text, display, number, tuple(int(v) for v in src.get("minhash") or ()))
+    def string(name: str) -> str:
+        return display(name) if name == "store_key" else text(name)
+
+    doc = index_doc_from(string, display, number, tuple(int(v) for v in src.get("minhash") or ()))
+    own_text = src.get("own_text")
+    return doc if own_text is None else dataclasses.replace(doc, own_text=str(own_text))
 
 
 def _generation(alias: str, index: str) -> int | None:
@@ -639,8 +654,8 @@ class ElasticsearchSearchIndex:
             query=es_query,
             from_=offset,
             size=limit,
-            # Equal scores in URL order, so that paging is deterministic.
-            sort=[{"_score": "desc"}, {"url": "asc"}],
+            # Equal scores (or dates) in URL order, so that paging is deterministic.
+            sort=_DATE_SORT if query.sort == "date" else [{"_score": "desc"}, {"url": "asc"}],
             track_scores=True,
             track_total_hits=True,
             source_includes=_HIT_FIELDS,
@@ -662,6 +677,8 @@ class ElasticsearchSearchIndex:
                     pagerank=float(src.get("pagerank") or 0.0),
                     content_hash=src.get("content_hash") or "",
                     minhash=tuple(int(v) for v in src.get("minhash") or ()),
+                    fetched_at=float(src.get("fetched_at") or 0.0),
+                    modified_at=float(src.get("modified_at") or 0.0),
                 )
             )
         return SearchHits(total=int(result["hits"]["total"]["value"]), hits=hits)

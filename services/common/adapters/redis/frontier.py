@@ -55,7 +55,8 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default; ``S`` is ``P{<shard tag
 - ``S n`` hash: URLs per state, hosts fetching robots.txt, pages fetched; ``S minutes``:
   pages fetched per minute for a day, for the console's chart.
 - ``P{m}:layout`` (version, shards), ``P{m}:counters`` (``bump()``), ``P{m}:scope`` (domains
-  submitted with seeds): the few keys of no host.
+  submitted with seeds), ``P{m}:host_settings`` (operators' crawl settings per host): the
+  few keys of no host.
 
 A paused host (``paused`` 1) is in no index but ``hosts`` and ``blocked``, so no
 selection sees it until it is resumed.
@@ -123,6 +124,7 @@ from services.common.domain.frontier_types import (
     UrlInfo,
     UrlUpdate,
 )
+from services.common.domain.host_settings import HostSettings
 from services.common.domain.url_canonical import host_of
 from services.common.errors import ConfigError
 
@@ -135,7 +137,7 @@ DEFAULT_SHARDS = 12
 _SCRIPTS = (
     "ENSURE_HOST", "GET_HOSTS", "PROMOTE", "CLAIM_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "EXPIRE_ROBOTS", "UPDATE_HOST",
     "ADD_URLS", "REQUEUE", "LEASE", "FINISH", "UNLEASE", "EXPIRE_LEASES", "DROP_QUEUED", "SWEEP_RECRAWL",
-    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO",
+    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO", "READMIT",
 )  # fmt: skip
 
 
@@ -650,6 +652,36 @@ class RedisFrontierState:
         """The key of a URL's record hash, and its field there."""
         host, rest = split_url(url)
         return self._layout.of(host).key(f"u:{host}"), rest
+
+    @translate_errors
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        """``P{m}:host_settings`` hash: host -> its settings as JSON."""
+        key = f"{self._layout.meta}host_settings"
+        if settings is None:
+            self._r.hdel(key, host)
+        else:
+            self._r.hset(key, host, settings.to_json())
+
+    @translate_errors
+    def host_settings(self) -> dict[str, HostSettings]:
+        rows = self._r.hgetall(f"{self._layout.meta}host_settings")
+        return {host: HostSettings.from_json(text) for host, text in rows.items()}
+
+    @translate_errors
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        return sorted(
+            full_url(host, rest)
+            for rest, record in self._records(host).items()
+            if record[0] == "x" and record_fields(record)[5] == note
+        )
+
+    @translate_errors
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        calls = []
+        for start in range(0, len(urls), _CHUNK):
+            for s, (hosts, pairs) in self._by_url(urls[start : start + _CHUNK]).items():
+                calls.append(self._call("READMIT", self._layout.shards[s], hosts, note, float(now), *pairs))
+        return sum(int(n) for n in self._many(calls))
 
     # --- operator actions ----------------------------------------------------------------
 

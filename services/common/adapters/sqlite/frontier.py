@@ -24,6 +24,7 @@ from services.common.domain.frontier_types import (
     UrlInfo,
     UrlUpdate,
 )
+from services.common.domain.host_settings import HostSettings
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (
@@ -71,6 +72,8 @@ CREATE TABLE IF NOT EXISTS hosts (
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS scope_domains (domain TEXT PRIMARY KEY);
+-- An operator's crawl settings of a host (services/common/domain/host_settings.py), as JSON.
+CREATE TABLE IF NOT EXISTS host_settings (host TEXT PRIMARY KEY, settings TEXT NOT NULL);
 -- Pages fetched per minute (minute = epoch seconds // 60), for the console's chart.
 CREATE TABLE IF NOT EXISTS fetch_minutes (minute INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 -- URLs per state, kept in step by triggers on every insert, state change and delete,
@@ -472,6 +475,40 @@ class SqliteFrontierState:
     def scope_domains(self) -> list[str]:
         with self._lock:
             return [d for (d,) in self._db.execute("SELECT domain FROM scope_domains ORDER BY domain")]
+
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        with self._tx() as db:
+            if settings is None:
+                db.execute("DELETE FROM host_settings WHERE host = ?", (host,))
+            else:
+                db.execute("INSERT OR REPLACE INTO host_settings(host, settings) VALUES (?, ?)", (host, settings.to_json()))
+
+    def host_settings(self) -> dict[str, HostSettings]:
+        with self._lock:
+            rows = self._db.execute("SELECT host, settings FROM host_settings").fetchall()
+        return {host: HostSettings.from_json(text) for host, text in rows}
+
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT url FROM urls WHERE host = ? AND state = 'excluded' AND note = ? ORDER BY url", (host, note)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        n = 0
+        with self._tx() as db:
+            for url in urls:
+                cur = db.execute(
+                    "UPDATE urls SET state = 'queued', note = '', due_at = ?, fail_count = 0 "
+                    "WHERE url = ? AND state = 'excluded' AND note = ? RETURNING host",
+                    (now, url, note),
+                )
+                row = cur.fetchone()
+                if row is not None:
+                    db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
+                    n += 1
+        return n
 
     # --- operator actions ----------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from services.common.domain.search_types import SearchHit
 
-_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank")
+_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank", "fetched_at", "modified_at")
 
 
 class DeferredHit(SearchHit):
