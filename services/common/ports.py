@@ -286,9 +286,19 @@ class FrontierState(Protocol):
         """Domains submitted with seeds to a running crawl; kept across restarts."""
     def scope_domains(self) -> list[str]: ...
     def bump(self, name: str, by: int = 1) -> None: ...
-    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
-        """(host, state, note, status, number of URLs) over every URL: what a crawl did
-        and did not do, for the crawl report. Reads every URL; not for a hot path."""
+    def url_breakdown(self) -> list[tuple[str, str, str, str, int | None, int]]:
+        """(host, kind, state, note, status, number of URLs) over every URL: what a crawl
+        did and did not do, for the crawl report. Reads every URL; not for a hot path."""
+    def attention_urls(self, limit: int) -> list[UrlInfo]:
+        """The URLs ``frontier_types.needs_attention`` picks (failed, answered 4xx/5xx or
+        nothing, fetched but not indexable), ordered by host then URL, at most ``limit``
+        (negative: all). Reads every URL; for the crawl report."""
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        """The host's URLs excluded with this note (``robots``: its robots.txt said no)."""
+    def readmit(self, url: str, now: float) -> bool:
+        """An excluded URL is queued again, due at ``now``, its note cleared (robots.txt
+        allows it now); False if it is not excluded. It does not count against the
+        host budget again."""
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
     def counts(self, now: float) -> FrontierCounts: ...
