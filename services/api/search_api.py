@@ -6,6 +6,7 @@ from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from services.api.context import api_context
+from services.api.site_param import checked_site
 from services.search.search_service import BadQuery
 from services.search.suggest_service import MAX_PREFIX_CHARS
 
@@ -23,7 +24,7 @@ def search() -> ResponseReturnValue:
             args.get("q", ""),
             page=args.get("page", "1"),
             size=args.get("size", "10"),
-            site=args.get("site", ""),
+            site=checked_site(args.get("site", "")),
         )
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400

@@ -8,6 +8,8 @@ from flask import Blueprint, render_template, request
 from flask.typing import ResponseReturnValue
 
 from services.api.context import api_context
+from services.api.site_param import checked_site
+from services.api.ui_messages import query_error
 from services.common.ports import SearchIndex
 from services.search.search_service import BadQuery
 from services.search.site_choices import SELECT_LIMIT
@@ -42,17 +44,20 @@ def index() -> ResponseReturnValue:
     ctx = api_context()
     service, search_index, choices = ctx.search, ctx.backends.index, ctx.sites
     q = request.args.get("q", "").strip()
-    site = request.args.get("site", "").strip().lower()
+    site = request.args.get("site", "")
     page = request.args.get("page", "1")
     sites = choices.sites()
     context = {"q": q, "site": site, "sites": sites, "list_sites": len(sites) <= SELECT_LIMIT, "result": None,
                "error": "", "pages": []}  # fmt: skip
-    if not q:
-        return render_template("search.html", pages_indexed=_count(search_index), **context)
     try:
+        site = checked_site(site)
+        if not q:
+            if "page" in request.args:  # a page number alone must still be one (the schema's minimum: 1)
+                service.validate("-", page, PAGE_SIZE, site)
+            return render_template("search.html", pages_indexed=_count(search_index), **context)
         result = service.search(q, page=page, size=PAGE_SIZE, site=site)
     except BadQuery as exc:
-        context["error"] = str(exc)
+        context["error"] = query_error(str(exc))
         return render_template("search.html", **context), 400
     context["result"] = result
     context["pages"] = page_numbers(result["page"], result["pages"])
