@@ -47,7 +47,9 @@ class IndexSide:
 
     @property
     def indexed(self) -> int:
-        return self.indexer.indexed
+        """Documents in the index after the last commit (not upserts: a page indexed
+        again, or a copy replaced by a better URL, is one document)."""
+        return self.indexer.documents
 
     def start(self) -> None:
         for t in self._threads:

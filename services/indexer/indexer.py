@@ -62,6 +62,7 @@ class Indexer:
         self._indexed = 0
         self._duplicates = 0
         self._deleted = 0
+        self._documents = 0
         # Work done since the last index commit.
         self._messages: list[Message] = []
         self._writes = 0
@@ -81,6 +82,13 @@ class Indexer:
         """Documents upserted (counted when written, before the commit)."""
         with self._lock:
             return self._indexed
+
+    @property
+    def documents(self) -> int:
+        """Documents in the index after this indexer's last commit: the crawl's
+        "indexed" figure, the same as the index's own count at the end."""
+        with self._lock:
+            return self._documents
 
     @property
     def duplicates(self) -> int:
@@ -240,6 +248,9 @@ class Indexer:
         offsets of the messages it now holds."""
         if self._dirty:
             self._index.commit()
+            documents = self._index.count()
+            with self._lock:
+                self._documents = documents
             committed_at = time.time()  # wall clock, like the crawler's fetched_at
             for fetched_at in self._batch_fetched_at:
                 if fetched_at:
