@@ -13,6 +13,7 @@ from flask.typing import ResponseReturnValue
 
 from services.api import admin_session
 from services.api.admin_overview import overview
+from services.api.console_words import zh
 from services.api.context import api_context
 from services.api.index_documents import index_documents
 from services.api.ui_messages import seed_error
@@ -21,6 +22,7 @@ from services.scheduler import host_actions
 from services.scheduler.seed_submission import BadSeeds, PrivateSeed, seed_request, submit
 
 bp = Blueprint("admin", __name__)
+bp.add_app_template_filter(zh, "zh")
 
 # What a finished action says at the top of the page; anything else in ?done= is ignored.
 DONE_MESSAGES = {
