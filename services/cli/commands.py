@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.cli.api_servers import api_server
+from services.cli.plurals import counted
 from services.cli.stop_signals import restore_stop_signals
 from services.common.bootstrap import Backends
 from services.common.config import Settings
@@ -195,7 +196,8 @@ def _print_results(result: dict) -> None:
     from rich.markup import escape
 
     console = Console()
-    console.print(f"[bold]{result['total']}[/] results for [bold]{escape(result['query'])}[/] ({result['took_ms']} ms)")
+    console.print(f"[bold]{counted(result['total'], 'result')}[/] for [bold]{escape(result['query'])}[/] "
+                  f"({result['took_ms']} ms)")  # fmt: skip
     for n, hit in enumerate(result["results"], start=(result["page"] - 1) * result["size"] + 1):
         # The snippet is escaped HTML with <em> marks: back to text, marks kept for rich.
         snippet = escape(html.unescape(hit["snippet"].replace("<em>", "\x01").replace("</em>", "\x02")))
@@ -213,7 +215,7 @@ def serve(backends: Backends, args: argparse.Namespace) -> int:
     cfg = _local_metrics(cfg)
     print(
         f"Tansuo search UI on http://{cfg.api_host}:{cfg.api_port}/  "
-        f"({api_server('ui_workers')(cfg)} worker processes; Ctrl-C to stop)",
+        f"({counted(api_server('ui_workers')(cfg), 'worker process', 'worker processes')}; Ctrl-C to stop)",
         file=sys.stderr,
     )
     return int(api_server("serve_ui")(cfg))
