@@ -13,12 +13,16 @@ from flask.typing import ResponseReturnValue
 
 from services.api import admin_session
 from services.api.admin_overview import overview
+from services.api.console_words import zh
 from services.api.context import api_context
+from services.api.index_documents import index_documents
+from services.api.ui_messages import seed_error
 from services.common.config import Settings
 from services.scheduler import host_actions
-from services.scheduler.seed_submission import BadSeeds, seed_request, submit
+from services.scheduler.seed_submission import BadSeeds, PrivateSeed, seed_request, submit
 
 bp = Blueprint("admin", __name__)
+bp.add_app_template_filter(zh, "zh")
 
 # What a finished action says at the top of the page; anything else in ?done= is ignored.
 DONE_MESSAGES = {
@@ -62,7 +66,8 @@ def console() -> ResponseReturnValue:
         return render_template("admin_login.html", disabled=True, error=""), 403
     if not admin_session.logged_in():
         return render_template("admin_login.html", disabled=False, error="")
-    view = overview(api_context().backends.frontier)
+    backends = api_context().backends
+    view = overview(backends.frontier, links=backends.link_graph, documents=index_documents(backends.index))
     return render_template(
         "admin.html", view=view, csrf=admin_session.csrf_token(), message=_done_message(), actions=host_actions.ACTIONS
     )
@@ -98,7 +103,7 @@ def seeds() -> ResponseReturnValue:
         req = seed_request(urls, domains, source="console",
                            allow_private_networks=_settings().crawler_allow_private_networks)  # fmt: skip
     except BadSeeds as exc:
-        return _refuse(400, f"种子未提交：{exc}")
+        return _refuse(403 if isinstance(exc, PrivateSeed) else 400, f"种子未提交：{seed_error(exc.code, exc.value)}")
     submit(api_context().backends.bus, req)
     return redirect(url_for("admin.console", done="seeds", n=len(req.urls)), code=303)
 

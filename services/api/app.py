@@ -22,6 +22,7 @@ from services.api import (
     health,
     host_actions_api,
     host_settings_views,
+    query_encoding,
     report_api,
     request_ids,
     search_api,
@@ -30,6 +31,8 @@ from services.api import (
     web_ui,
 )
 from services.api.context import EXTENSION, ApiContext
+from services.api.error_pages import http_error_response
+from services.api.ui_messages import http_error as ui_http_error
 from services.common import analysis
 from services.common.bootstrap import Backends
 from services.common.config import Settings
@@ -88,6 +91,7 @@ def create_app(
     admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
+    query_encoding.init_app(app)
     search_rate_limit.init_app(app, cfg)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
@@ -106,10 +110,7 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> ResponseReturnValue:
-        code = exc.code or 500
-        if _wants_json():
-            return jsonify(error=exc.description or exc.name), code
-        return render_template("error.html", code=code, message=exc.description), code
+        return http_error_response(exc, _wants_json())
 
     @app.errorhandler(BackendUnavailable)
     def backend_unavailable(exc: BackendUnavailable) -> ResponseReturnValue:
@@ -118,7 +119,7 @@ def _register_error_handlers(app: Flask) -> None:
         message = "the search backend is not reachable right now; try again shortly"
         if _wants_json():
             return jsonify(error=message), 503
-        return render_template("error.html", code=503, message=message), 503
+        return render_template("error.html", code=503, message=ui_http_error(503)), 503
 
     @app.errorhandler(Exception)
     def unexpected_error(exc: Exception) -> ResponseReturnValue:
@@ -127,4 +128,4 @@ def _register_error_handlers(app: Flask) -> None:
         message = "internal error: the search backend failed; try again shortly"
         if _wants_json():
             return jsonify(error=message), 500
-        return render_template("error.html", code=InternalServerError.code, message=message), 500
+        return render_template("error.html", code=InternalServerError.code, message=ui_http_error(500)), 500

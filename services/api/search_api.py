@@ -7,6 +7,7 @@ from flask.typing import ResponseReturnValue
 
 from services.api.context import api_context
 from services.api.result_links import with_links
+from services.api.site_param import checked_site
 from services.search.search_service import BadQuery
 from services.search.suggest_service import MAX_PREFIX_CHARS
 
@@ -24,7 +25,7 @@ def search() -> ResponseReturnValue:
             args.get("q", ""),
             page=args.get("page", "1"),
             size=args.get("size", "10"),
-            site=args.get("site", ""),
+            site=checked_site(args.get("site", "")),
             sort=args.get("sort", "relevance"),
         )
     except BadQuery as exc:

@@ -11,6 +11,8 @@ from flask.typing import ResponseReturnValue
 
 from services.api.context import api_context
 from services.api.result_links import with_links
+from services.api.site_param import checked_site
+from services.api.ui_messages import query_error
 from services.common.ports import SearchIndex
 from services.search.search_service import BadQuery
 from services.search.site_choices import SELECT_LIMIT
@@ -45,19 +47,22 @@ def index() -> ResponseReturnValue:
     ctx = api_context()
     service, search_index, choices = ctx.search, ctx.backends.index, ctx.sites
     q = request.args.get("q", "").strip()
-    site = request.args.get("site", "").strip().lower()
+    site = request.args.get("site", "")
     page = request.args.get("page", "1")
     # Anything but "date" is the default order: a hand-edited link still gets results.
     sort = "date" if request.args.get("sort", "") == "date" else "relevance"
     sites = choices.sites()
     context = {"q": q, "site": site, "sites": sites, "list_sites": len(sites) <= SELECT_LIMIT, "result": None,
                "error": "", "pages": [], "sort": sort}  # fmt: skip
-    if not q:
-        return render_template("search.html", pages_indexed=_count(search_index), **context)
     try:
+        site = checked_site(site)
+        if not q:
+            if "page" in request.args:  # a page number alone must still be one (the schema's minimum: 1)
+                service.validate("-", page, PAGE_SIZE, site)
+            return render_template("search.html", pages_indexed=_count(search_index), **context)
         result = service.search(q, page=page, size=PAGE_SIZE, site=site, sort=sort)
     except BadQuery as exc:
-        context["error"] = str(exc)
+        context["error"] = query_error(str(exc))
         return render_template("search.html", **context), 400
     ctx.analytics.searched(q, result["total"], result["page"], result["took_ms"], "web", sort)
     result = with_links(result, q, ctx.click_links if ctx.analytics.enabled else None)

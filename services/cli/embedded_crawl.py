@@ -11,6 +11,7 @@ TANSUO_EMBEDDED_PROCESSES=1 they run as threads of this process instead
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -81,6 +82,9 @@ class CrawlSummary:
     documents: int
     pagerank_nodes: int
     given_up: list[tuple[str, str]] = field(default_factory=list)  # (host, why) unreachable this pass
+    # Every seed of this run went unanswered (no connection, DNS, timeouts): a crawl of
+    # nothing, which exits non-zero.
+    seeds_unreachable: bool = False
 
 
 class Indexing(Protocol):
@@ -131,7 +135,7 @@ class EmbeddedCrawl:
             fetched=counts.fetched,
             queued=counts.queued,
             in_flight=counts.leased,
-            errors=counts.failed + self.worker.stats.errors,
+            errors=counts.errors,
             indexed=self._indexing.indexed if self._indexing is not None else 0,
             elapsed_s=time.monotonic() - self._started,
         )
@@ -249,13 +253,26 @@ class EmbeddedCrawl:
         finished = self._finish_indexing()
         self.bus.compact()  # type: ignore[attr-defined]
         self.close()  # while the bus was compacted, the index process closed its writer
+        self.frontier.record_max_pages_cut()
+        progress = self.progress()
         return CrawlSummary(
             finished=self._finished.is_set(),
-            progress=self.progress(),
+            progress=dataclasses.replace(progress, indexed=finished.documents),
             documents=finished.documents,
             pagerank_nodes=finished.nodes,
             given_up=self.frontier.given_up_hosts(),
+            seeds_unreachable=self._seeds_unreachable(),
         )
+
+    def _seeds_unreachable(self) -> bool:
+        """Whether this run had seeds and none of them got an answer."""
+        if not self.seeds:
+            return False
+        for url in self.seeds:
+            info = self.frontier.state.url_info(url)
+            if info is None or info.state not in ("failed", "done") or (info.state == "done" and info.status):
+                return False
+        return True
 
     def _finish_indexing(self) -> Finished:
         """Drain through the indexing side; if the index process died, here instead

@@ -34,7 +34,7 @@ class IndexSide:
         store = build_dictionary_store(cfg)
         self.dictionaries = DictionarySync(cfg, lambda: store).start()
         self.reanalysis = Reanalysis(cfg, store, index, self.dictionaries)
-        self.indexer = Indexer(cfg, bus, index)
+        self.indexer = Indexer(cfg, bus, index, count_documents=True)
         self.ranker = Ranker(cfg, bus, build_link_graph(cfg), index)
         self._stop = threading.Event()
         self._threads = [
@@ -59,7 +59,9 @@ class IndexSide:
 
     @property
     def indexed(self) -> int:
-        return self.indexer.indexed
+        """Documents in the index after the last commit (not upserts: a page indexed
+        again, or a copy replaced by a better URL, is one document)."""
+        return self.indexer.documents
 
     def start(self) -> None:
         for t in self._threads:

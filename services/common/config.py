@@ -249,6 +249,9 @@ class Settings(BaseSettings):
     # this often keeps it to a few seconds of the crawl. Without it a continuous crawl,
     # which never ends, grew its bus file without bound (every page event, ~10 KB a page).
     embedded_bus_compact_interval_s: float = Field(default=5.0, gt=0)
+    # A progress line this often while a crawl runs with its output not on a terminal
+    # (a file, a pipe, a service's log), where the live progress bar draws nothing.
+    embedded_progress_log_interval_s: float = Field(default=10.0, gt=0)
 
     # --- every worker service: /livez, /readyz, /metrics
     health_port: int = Field(default=9102, ge=0, le=65535)  # 0 = any free port
@@ -340,6 +343,18 @@ class Settings(BaseSettings):
 
         for entry in value:
             ipaddress.ip_network(entry, strict=False)  # a ValueError fails start-up
+        return value
+
+    @field_validator("frontier_include_patterns", "frontier_exclude_patterns")
+    @classmethod
+    def _valid_regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        import re
+
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:  # at start-up, not mid-crawl on the first link
+                raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
         return value
 
     @field_validator("search_field_idf_cap")

@@ -310,9 +310,13 @@ class FrontierState(Protocol):
         """Domains submitted with seeds to a running crawl; kept across restarts."""
     def scope_domains(self) -> list[str]: ...
     def bump(self, name: str, by: int = 1) -> None: ...
-    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
-        """(host, state, note, status, number of URLs) over every URL: what a crawl did
-        and did not do, for the crawl report. Reads every URL; not for a hot path."""
+    def url_breakdown(self) -> list[tuple[str, str, str, str, int | None, int]]:
+        """(host, kind, state, note, status, number of URLs) over every URL: what a crawl
+        did and did not do, for the crawl report. Reads every URL; not for a hot path."""
+    def attention_urls(self, limit: int) -> list[UrlInfo]:
+        """The URLs ``frontier_types.needs_attention`` picks (failed, answered 4xx/5xx or
+        nothing, fetched but not indexable), ordered by host then URL, at most ``limit``
+        (negative: all). Reads every URL; for the crawl report."""
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
     def counts(self, now: float) -> FrontierCounts: ...
@@ -336,10 +340,12 @@ class FrontierState(Protocol):
         """Every host's crawl settings, by host: small (one entry per configured host),
         so schedulers read it whole and keep it for a few seconds."""
     def excluded_urls(self, host: str, note: str) -> list[str]:
-        """The host's URLs excluded with exactly this note (``drop_queued``, ``unlease``)."""
+        """The host's URLs excluded with exactly this note (``robots``: its robots.txt
+        said no; ``host_settings``: the operator's rules did)."""
     def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
         """Each URL still excluded with exactly this note is queued again, due at
-        ``now``; returns how many. The seen-set is unchanged: they were admitted before."""
+        ``now``, its note and failures cleared; returns how many. The seen-set and the
+        host budget are unchanged: they were admitted before."""
     def ping(self) -> None: ...
     def close(self) -> None: ...
 

@@ -31,6 +31,8 @@ _DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": 500,
     # Accept-Encoding, and DOWNLOAD_MAXSIZE applied to the decompressed body.
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 590,
+    # robots.txt read up to its own cap (RFC 9309 2.5), not refused at the page cap.
+    "services.crawler.robots_size.RobotsSizeMiddleware": 595,
     "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware": 750,
 }
 # Start requests only (the spider has none, but Scrapy expects it); with

@@ -12,7 +12,7 @@ from typing import Any, cast
 import scrapy
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import DontCloseSpider, StopDownload
 from scrapy.http import Headers, Response
 from twisted.python.failure import Failure
 
@@ -28,6 +28,7 @@ from services.crawler.fetch_outcome import (
     outcome_from_response,
 )
 from services.crawler.message_caps import OutcomeCaps
+from services.crawler.robots_size import ROBOTS_KIND
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ class TansuoSpider(scrapy.Spider):
             # Recrawls fetch the same URL again; dedup is the scheduler's job.
             dont_filter=True,
             meta={_JOB: job, _MESSAGE: message, "dont_redirect": True, "dont_retry": True,
-                  "handle_httpstatus_all": True, "dont_merge_cookies": True},
+                  "handle_httpstatus_all": True, "dont_merge_cookies": True, ROBOTS_KIND: job.kind == "robots"},
         )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome | Request]:
@@ -132,7 +133,10 @@ class TansuoSpider(scrapy.Spider):
         raise DontCloseSpider
 
     def _count_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
-        request.meta[_BYTES] = request.meta.get(_BYTES, 0) + len(data)
+        seen = request.meta[_BYTES] = request.meta.get(_BYTES, 0) + len(data)
+        if request.meta.get(ROBOTS_KIND) and seen > self._caps.robots_bytes:
+            # What came is read (cut at a line end, cap_robots); the rest is ignored.
+            raise StopDownload(fail=False)
 
 
 def flat_headers(headers: Headers) -> dict[str, str]:

@@ -8,7 +8,9 @@ For each page whose title no other page shares:
   title yields the same words.
 - ``body-quote``: 10 consecutive Han characters of its body that occur on no other
   page (title, headings or body): a pasted sentence fragment, which only that page can
-  answer.
+  answer. Only text the index holds is quoted: a page of links is indexed by its own
+  text, so its link texts (other pages' titles) are never quoted for it, and a span
+  is kept only if its words stand in the page's indexed words in that order.
 
 Everything random comes from one seeded generator and pages are taken in URL order,
 so one seed over one index gives one file.
@@ -32,6 +34,7 @@ from services.evaluation.corpus import (
     sequence_reader,
 )
 from services.evaluation.judgments import Judgment
+from services.evaluation.tokens import tokenize
 
 QUOTE_CHARS = 10
 QUOTE_CANDIDATES = 6  # spans tried per page before giving up on a unique one
@@ -93,7 +96,7 @@ def _title_words(doc: CorpusDoc, df: dict[str, int], rng: random.Random) -> str:
 def _body_quotes(read: CorpusReader, pages: Sequence[CorpusDoc], rng: random.Random) -> list[Judgment]:
     candidates: dict[str, list[str]] = {}  # url -> spans to try, in order
     for d in pages:
-        spans = _spans(d.body)
+        spans = [s for s in _spans(d.body) if _indexed(s, d)]
         if spans:
             candidates[d.url] = rng.sample(spans, min(QUOTE_CANDIDATES, len(spans)))
     holders = _holders({s for spans in candidates.values() for s in spans}, read(tokens=False))
@@ -104,6 +107,11 @@ def _body_quotes(read: CorpusReader, pages: Sequence[CorpusDoc], rng: random.Ran
                 out.append(Judgment("body-quote", span, (d.url,)))
                 break
     return out
+
+
+def _indexed(span: str, doc: CorpusDoc) -> bool:
+    """Whether the index holds ``span``'s words in a row for ``doc`` (unknown: yes)."""
+    return not doc.indexed or "".join(tokenize(span)) in doc.indexed
 
 
 def _spans(text: str) -> list[str]:

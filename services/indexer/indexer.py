@@ -86,14 +86,18 @@ class Indexer:
     read from any.
     """
 
-    def __init__(self, cfg: Settings, bus: Bus, index: SearchIndex) -> None:
+    def __init__(self, cfg: Settings, bus: Bus, index: SearchIndex, count_documents: bool = False) -> None:
+        """``count_documents``: read the index's count after each commit, for a crawl's
+        progress line; a cluster indexer leaves it off, as it costs a request a commit."""
         self._cfg = cfg
+        self._count_documents = count_documents
         self._bus = bus
         self._index = index
         self._lock = threading.Lock()
         self._indexed = 0
         self._duplicates = 0
         self._deleted = 0
+        self._documents = 0
         # Messages polled since the last index commit: their work is written, or
         # waiting in the chunk.
         self._messages: list[Message] = []
@@ -120,6 +124,13 @@ class Indexer:
         """Documents upserted (counted when written, before the commit)."""
         with self._lock:
             return self._indexed
+
+    @property
+    def documents(self) -> int:
+        """Documents in the index after this indexer's last commit: the crawl's
+        "indexed" figure, the same as the index's own count at the end."""
+        with self._lock:
+            return self._documents
 
     @property
     def duplicates(self) -> int:
@@ -328,6 +339,10 @@ class Indexer:
         self._write_chunk()
         if self._dirty:
             self._index.commit()
+            if self._count_documents:
+                documents = self._index.count()
+                with self._lock:
+                    self._documents = documents
             committed_at = time.time()  # wall clock, like the crawler's fetched_at
             for fetched_at in self._batch_fetched_at:
                 if fetched_at:

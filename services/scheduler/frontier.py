@@ -64,6 +64,33 @@ _GONE = (401, 403, 404, 410, 451)
 _ERROR_LIMITS = {"too_large": "page_size", "timeout": "wall_time"}
 # Scope reasons that are choices of the operator, not limits a crawl ran into.
 _NOT_LIMITS = frozenset({"off_domain", "not_included", "excluded_pattern"})
+_GIVEN_UP = "given up: "
+
+
+def counts_as_error(event: PageEvent, update: UrlUpdate) -> bool:
+    """The one definition of a crawl's "errors" (the ``errors`` counter, which the
+    progress line, the last line, `tansuo report` and the console all show): a page
+    whose fetch ended, after its retries, in a 4xx or 5xx answer or in no answer. A
+    retry still to come, robots.txt and sitemaps are not counted."""
+    if event.kind != "page" or update.state not in ("done", "failed"):
+        return False
+    return update.state == "failed" or not event.status or event.status >= 400
+
+
+def outcome_note(event: PageEvent) -> str:
+    """What the frontier notes about a URL's answer; the crawl report reads it. A file
+    that is not HTML is noted with its type (``not_html:application/pdf``)."""
+    if event.error == "not_html" and event.content_type:
+        return f"not_html:{event.content_type}"
+    if event.error:
+        return event.error
+    if event.redirect_to:
+        return "redirect"
+    if event.status == 304:
+        return "not_modified"
+    if event.noindex and 200 <= event.status < 300:
+        return "noindex"
+    return ""
 
 
 class Frontier:
@@ -223,7 +250,24 @@ class Frontier:
                 records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))
             else:
                 records.append(NewUrl(url, host, depth, kind=kind))
-        return self.state.add_urls(records, self.clock(), self.cfg.frontier_host_page_budget)
+        now = self.clock()
+        added = self.state.add_urls(records, now, self.cfg.frontier_host_page_budget)
+        self._park_for_failed_robots(added, hosts, now)
+        return added
+
+    def _park_for_failed_robots(self, added: list[NewUrl], hosts: dict[str, HostInfo], now: float) -> None:
+        """New URLs of a host given up over its robots.txt wait with its other URLs,
+        failed until the host's retry time: queued, each would claim the host's
+        robots.txt again at once, a request a link while links keep coming."""
+        waiting: dict[str, list[str]] = {}
+        for u in added:
+            info = hosts[u.host]
+            if info.robots_state == "failed" and info.robots_retry_at > now:
+                waiting.setdefault(u.host, []).append(u.url)
+        for host, urls in waiting.items():
+            info = hosts[host]
+            reason = info.block_reason.removeprefix(f"{_GIVEN_UP}robots.txt ") or "robots"
+            self.state.drop_queued(urls, "failed", f"failed: host_unavailable:{reason}", due_at=info.robots_retry_at)
 
     def _hosts(self, schemes: dict[str, str]) -> dict[str, HostInfo]:
         """Each host named (with the scheme of its first URL), new ones ensured."""
@@ -356,6 +400,12 @@ class Frontier:
         blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
         if blocked:
             self.state.drop_queued(blocked, "excluded", "robots")
+        if info.robots_txt is not None and info.robots_txt != robots_txt:
+            # URLs the old rules excluded come back once the new ones allow them.
+            allowed = [u for u in self.state.excluded_urls(info.host, "robots")
+                       if self.robots.allowed(info.host, robots_txt, u)]  # fmt: skip
+            if allowed:
+                self.state.readmit(allowed, "robots", now)
         if self.cfg.frontier_sitemaps:
             listed = self.robots.sitemaps(info.host, robots_txt)
             sitemaps = self._in_scope(listed or [f"{info.scheme}://{info.host}/sitemap.xml"])
@@ -363,8 +413,10 @@ class Frontier:
             self._admit([(u, 0) for u in sitemaps], kind="sitemap", robots_txt=robots_txt)
         crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
         delay = max(host_delay(self.cfg, self.host_settings.of(info.host)), crawl_delay or 0.0)
+        recovered = info.block_reason.startswith(f"{_GIVEN_UP}robots.txt")
         update = HostUpdate(
-            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
+            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay,
+            block_reason="" if recovered else None,
         )
         self.state.update_host(info.host, update, ended, release=True)
 
@@ -373,12 +425,13 @@ class Frontier:
         failures = info.robots_failures + 1
         if event.error in _FINAL_ERRORS or failures >= self.cfg.frontier_max_fetch_failures:
             reason = event.error or f"robots_http_{event.status}"
-            update = HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=f"given up: robots.txt {reason}")
-            self.state.update_host(info.host, update, now, True)
-            self.state.bump("hosts_given_up")
             # The failures go on counting across passes: the interval doubles with each
             # pass that finds the host still down (it was an hour, for ever).
             retry_at = now + given_up_interval(self.cfg, max(0, failures - self.cfg.frontier_max_fetch_failures))
+            update = HostUpdate(robots_state="failed", robots_failures=failures, robots_retry_at=retry_at,
+                                block_reason=f"{_GIVEN_UP}robots.txt {reason}")  # fmt: skip
+            self.state.update_host(info.host, update, now, True)
+            self.state.bump("hosts_given_up")
             self.state.drop_queued(
                 self.state.queued_urls(info.host), "failed", f"failed: host_unavailable:{reason}", due_at=retry_at
             )
@@ -424,7 +477,7 @@ class Frontier:
             return []  # another scheduler recorded it meanwhile
         if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)
-        if update.state == "failed" or event.error or event.status >= 400:
+        if counts_as_error(event, update):
             self.state.bump("errors")
         cut = Counter(event.limits)
         if event.error in _ERROR_LIMITS:
@@ -478,7 +531,7 @@ class Frontier:
         dropped = self.state.drop_queued(
             self.state.queued_urls(host), "failed", f"failed: host_unreachable:{reason}", due_at=retry_at
         )
-        self.state.update_host(host, HostUpdate(block_reason=f"given up: {reason}"), now, release=False)
+        self.state.update_host(host, HostUpdate(block_reason=f"{_GIVEN_UP}{reason}"), now, release=False)
         self.state.bump("hosts_given_up")
         log.warning(
             "giving up on host %s for now: %d fetches in a row failed (%s); %d queued URL(s) marked failed, "
@@ -488,9 +541,28 @@ class Frontier:
 
     def given_up_hosts(self) -> list[tuple[str, str]]:
         """(host, why) of every host this crawl gave up on and has not heard from since."""
-        prefix = "given up: "
-        return [(h.host, h.block_reason.removeprefix(prefix)) for h in self.state.hosts(limit=-1)
-                if h.block_reason.startswith(prefix)]
+        return [(h.host, h.block_reason.removeprefix(_GIVEN_UP)) for h in self.state.hosts(limit=-1)
+                if h.block_reason.startswith(_GIVEN_UP)]
+
+    def record_max_pages_cut(self) -> int:
+        """When --max-pages ends a crawl with URLs still queued, those URLs were cut by
+        that limit: counted as ``limit:max_pages`` (and per host), so that the report
+        says so. Counted up to what is queued now, so a resumed run that stops on the
+        same URLs adds nothing. Returns how many were newly counted."""
+        if self.cfg.frontier_max_pages is None:
+            return 0
+        counts = self.counts()
+        if counts.queued == 0 or counts.fetched < self.cfg.frontier_max_pages:
+            return 0
+        counters = self.state.counters()
+        cut: dict[str, int] = {}
+        for info in self.state.hosts(limit=-1):
+            more = info.queued - counters.get(f"limit:max_pages@{info.host}", 0)
+            if info.queued and more > 0:
+                cut[info.host] = more
+        for host, n in cut.items():
+            self.count_limits(Counter({"max_pages": n}), host)
+        return sum(cut.values())
 
     def _done(self, event: PageEvent, info: UrlInfo, now: float) -> UrlUpdate:
         """A response: schedule the recrawl by whether the content changed."""
@@ -518,7 +590,7 @@ class Frontier:
             last_modified=event.last_modified or None,
             interval_s=interval,
             fail_count=0,
-            note=event.error or ("redirect" if event.redirect_to else ("not_modified" if not_modified else "")),
+            note=outcome_note(event),
         )
 
     def sweep_recrawl(self, limit: int = 10_000, shards: Collection[int] | None = None) -> int:

@@ -93,8 +93,8 @@ class SearchService:
             raise BadQuery(f"size must be between 1 and {self._cfg.search_max_page_size}")
         if page_n < 1:
             raise BadQuery("page must be 1 or more")
-        if page_n * size_n > MAX_RESULT_WINDOW:
-            raise BadQuery(f"page * size must not exceed {MAX_RESULT_WINDOW}: narrow the query instead")
+        # A page past the first MAX_RESULT_WINDOW results is empty, as a page past the
+        # last one is: refusing it broke the contract (page has no maximum of its own).
         site = (site or "").strip().lower()
         if site:
             try:
