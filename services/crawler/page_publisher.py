@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from services.common.domain.messages import TOPIC_LINKS, TOPIC_PAGES
+from services.common.domain.messages import TOPIC_DOCUMENTS, TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message, PageStore
 from services.common.runtime.json_logging import log_context
 from services.common.runtime.metrics import ERRORS
@@ -83,6 +83,10 @@ class PagePublisher:
         for chunk in outcome.more_links:
             self._bus.publish(TOPIC_LINKS, chunk.to_bytes(), key=event.host)
         self._bus.publish(TOPIC_PAGES, event.to_bytes(), key=event.host)
+        # After the event: the extractor's completed event follows it on pages.fetched
+        # (same key, same partition), so the scheduler sees the fetch finished first.
+        if outcome.document is not None:
+            self._bus.publish(TOPIC_DOCUMENTS, outcome.document.to_bytes(), key=event.host)
 
     def _failed(self, exc: BaseException) -> None:
         if not self._resend:
