@@ -154,12 +154,14 @@ def _print_report(result: dict, hosts: int) -> None:
     console.print(
         f"{t['hosts']} hosts: fetched [bold]{t['fetched']}[/], queued {t['queued']}, in flight {t['in_flight']}, "
         f"given up {t['hosts_given_up']}; skipped: {pairs(t['skipped'])}; failed: {pairs(t['failed'])}; "
-        f"limits hit: {pairs(t['limits'])}"
+        f"limits hit: {pairs(t['limits'])}; documents: {pairs(t.get('documents', {}))}"
     )
-    table = Table("host", "fetched (by status)", "skipped", "failed", "limits hit", "given up", title="per host")
+    table = Table("host", "fetched (by status)", "skipped", "failed", "limits hit", "documents", "given up",
+                  title="per host")  # fmt: skip
     for row in result["hosts"][:hosts]:
         table.add_row(row["host"], f"{row['fetched']} ({pairs(row['by_status'])})", pairs(row["skipped"]),
-                      pairs(row["failed"]), pairs(row["limits"]), row["given_up"] or "-")  # fmt: skip
+                      pairs(row["failed"]), pairs(row["limits"]), pairs(row.get("documents", {})),
+                      row["given_up"] or "-")  # fmt: skip
     console.print(table)
 
 

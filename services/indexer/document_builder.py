@@ -42,4 +42,7 @@ def build_document(event: PageEvent) -> IndexDoc:
         fetched_at=event.fetched_at,
         minhash=signature(body.words),
         own_text=event.own_text if event.link_page else None,
+        filetype=event.document,
+        doc_size=event.size if event.document else 0,
+        doc_pages=event.pages,
     )

@@ -20,7 +20,7 @@ from services.common.adapters.elasticsearch.search_index import ElasticsearchSea
 from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.config import Settings
 from services.common.domain.documents import IndexDoc, LinkFields
-from services.common.domain.query_tree import Bool, Phrase
+from services.common.domain.query_tree import Bool, Phrase, Term
 from services.common.domain.search_types import SearchQuery
 from services.common.errors import IndexUnavailable
 from services.common.ports import SearchIndex
@@ -607,3 +607,25 @@ def test_cherokee_words_are_found(index: SearchIndex) -> None:
     word = analyze_as_text("ᏣᎳᎩ").words
     assert _search(index, word) == [A]
     assert index.term_stats([("body_tokens", word)])[1] == [1]
+
+
+def test_a_document_keeps_its_format_size_and_pages_and_the_filetype_filter_selects_it(index: SearchIndex) -> None:
+    pdf = dataclasses.replace(index_doc(A, "", "招生 简章"), filetype="pdf", doc_size=123_456, doc_pages=12)
+    page = index_doc(B, "招生", "招生 简章")
+    index.upsert([pdf, page])
+    index.commit()
+    assert index.get(A) == pdf
+    hits = {h.url: h for h in index.search(_query("招生")).hits}
+    assert (hits[A].filetype, hits[A].doc_size, hits[A].doc_pages) == ("pdf", 123_456, 12)
+    assert (hits[B].filetype, hits[B].doc_size, hits[B].doc_pages) == ("", 0, 0)
+    only_pdf = Bool(must=(_query("招生").tree,), filter=(Term("filetype", "pdf"),))
+    assert [h.url for h in index.search(SearchQuery(tree=only_pdf)).hits] == [A]
+    no_pdf = Bool(must=(_query("招生").tree,), must_not=(Term("filetype", "pdf"),))
+    assert [h.url for h in index.search(SearchQuery(tree=no_pdf)).hits] == [B]
+
+
+def test_a_hit_carries_its_anchor_texts(index: SearchIndex) -> None:
+    index.upsert([dataclasses.replace(index_doc(A, "", "招生 简章"), filetype="pdf")])
+    index.set_link_fields({A: LinkFields(pagerank=0.5, rank=1.0, anchors="2026年招生简章 | 简章", anchors_tokens="2026年 招生 简章")})
+    index.commit()
+    assert index.search(_query("招生")).hits[0].anchors == "2026年招生简章 | 简章"

@@ -31,6 +31,12 @@ class SearchHit:
     # Equal for hits of the same text, when a backend folds copies by a key of the content
     # hash instead of the hash itself (tantivy's fold_keys); None: compare content_hash.
     copy_key: str | None = None
+    # A document's format, size and pages, and the anchor texts of the links to it (its
+    # title when its own is not a real one: services/search/document_results.py).
+    filetype: str = ""
+    doc_size: int = 0
+    doc_pages: int = 0
+    anchors: str = ""
 
 
 @dataclass(frozen=True)

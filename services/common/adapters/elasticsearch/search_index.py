@@ -56,12 +56,13 @@ _LINK_FIELDS = ("pagerank", "rank", "anchors", "anchors_tokens")
 _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
-    "fetched_at",
+    "fetched_at", "filetype", "doc_size", "doc_pages",
 )  # fmt: skip
 _CONTENT_TOKEN_FIELDS = (
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
 )  # fmt: skip
-_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash"]
+_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash", "filetype",
+               "doc_size", "doc_pages", "anchors"]  # fmt: skip
 _MAX_SITES = 10_000
 _SCAN_PAGE = 1_000
 # Each page can carry a 200k-character body three times over (raw, tokens and
@@ -637,6 +638,10 @@ class ElasticsearchSearchIndex:
                     pagerank=float(src.get("pagerank") or 0.0),
                     content_hash=src.get("content_hash") or "",
                     minhash=tuple(int(v) for v in src.get("minhash") or ()),
+                    filetype=src.get("filetype") or "",
+                    doc_size=int(src.get("doc_size") or 0),
+                    doc_pages=int(src.get("doc_pages") or 0),
+                    anchors=src.get("anchors") or "",
                 )
             )
         return SearchHits(total=int(result["hits"]["total"]["value"]), hits=hits)

@@ -66,9 +66,10 @@ class IndexLocked(IndexUnavailable, IndexWriterBusy):
     """Another process holds the index writer; it is free again once that one exits."""
 
 
-def _schema(with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.Schema:
-    """The index's fields. An index keeps the layout it was made with: without
-    ``own_text`` (before it was stored), or without it and the fold keys (``fold_keys``)."""
+def _schema(with_fold_keys: bool = True, with_own_text: bool = True, with_documents: bool = True) -> tantivy.Schema:
+    """The index's fields. An index keeps the layout it was made with: without the
+    document fields (before issue 35), without ``own_text`` (before it was stored), or
+    without it and the fold keys (``fold_keys``)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
@@ -93,11 +94,16 @@ def _schema(with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.
         # A page of links is indexed by its own text, not the body it shows: its
         # bigrams are rebuilt from this (stored for such pages only), not from the body.
         sb.add_bytes_field("own_text", stored=True, indexed=False)
+    if with_documents:
+        # A document's format (the filetype: filter), size and pages, for its result.
+        sb.add_text_field("filetype", stored=True, tokenizer_name="raw")
+        sb.add_integer_field("doc_size", stored=True, indexed=False)
+        sb.add_integer_field("doc_pages", stored=True, indexed=False)
     return sb.build()
 
 
 # Every layout a Tansuo release made, newest first (``_schema``'s arguments).
-_LAYOUTS = ((True, True), (True, False), (False, False))
+_LAYOUTS = ((True, True, True), (True, True, False), (True, False, False), (False, False, False))
 
 
 def _field_names(path: Path) -> set[str]:
@@ -133,7 +139,9 @@ def _finish_swap(path: Path) -> None:
         shutil.rmtree(_sibling(path, "previous"), ignore_errors=True)
 
 
-def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.Document:
+def _to_tantivy(
+    doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool = True, with_documents: bool = True
+) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
     out.add_text("site", doc.site)
@@ -152,6 +160,10 @@ def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool 
         fold_keys.add_to(out, doc.site, doc.content_hash, doc.minhash)
     if with_own_text and doc.own_text is not None:
         out.add_bytes("own_text", doc.own_text.encode("utf-8"))
+    if with_documents and doc.filetype:
+        out.add_text("filetype", doc.filetype)
+        out.add_integer("doc_size", int(doc.doc_size))
+        out.add_integer("doc_pages", int(doc.doc_pages))
     return out
 
 
@@ -193,6 +205,10 @@ def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
         pagerank=float(doc.get_first("pagerank") or 0.0),
         content_hash=str(doc.get_first("content_hash") or ""),
         minhash=_signature(doc),
+        filetype=str(doc.get_first("filetype") or ""),
+        doc_size=int(doc.get_first("doc_size") or 0),
+        doc_pages=int(doc.get_first("doc_pages") or 0),
+        anchors=_display(doc, "anchors"),
     )
 
 
@@ -282,6 +298,8 @@ class TantivySearchIndex:
         self._fold_keys = set(fold_keys.FIELDS) <= fields
         # One built before own_text rebuilds a page of links' bigrams from its body.
         self._own_text = "own_text" in fields
+        # One built before documents were indexed has no filetype: filter to match.
+        self._documents = "filetype" in fields
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
         index.config_reader("manual")
@@ -467,7 +485,7 @@ class TantivySearchIndex:
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
         writer.delete_documents_by_term("url", doc.url)
-        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text))
+        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text, self._documents))
         self._pending[doc.url] = doc
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
@@ -549,7 +567,7 @@ class TantivySearchIndex:
             self._require_writer()
             self.commit()
             searcher = self._index.searcher()  # the view copied; its files stay readable
-            if not (self._fold_keys and self._own_text):
+            if not (self._fold_keys and self._own_text and self._documents):
                 return self._copy_to_current_layout(searcher, progress)
             self.close()  # one writer per index: the big one takes the lock
             try:
@@ -619,7 +637,9 @@ class TantivySearchIndex:
 
     def _translate(self, node: Node) -> Query:
         """One query-tree node as a tantivy query (see services/common/domain/query_tree.py)."""
-        if isinstance(node, Term):
+        if isinstance(node, Term) and node.field == "filetype" and not self._documents:
+            query = self._term("url", "")  # an index of an older layout holds no document: no URL is ""
+        elif isinstance(node, Term):
             query = self._term(node.field, node.value)
         elif isinstance(node, Phrase):
             if node.prefix:
