@@ -23,6 +23,7 @@ from services.common.runtime.metrics import (
     SEARCH_DURATION,
     SEARCH_REQUESTS,
 )
+from services.search.document_results import display_title, document_fields
 from services.search.query_plan import Plan, QueryPlanner
 from services.search.query_syntax import (
     ParsedQuery,
@@ -32,7 +33,6 @@ from services.search.query_syntax import (
 )
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
-from services.search.document_results import display_title, document_fields
 from services.search.snippets import snippet_at, title_html
 from services.search.term_stats_cache import CachedTermStats
 
