@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from services.cli.index_process import IndexProcess, IndexProcessDied
 from services.cli.indexing_result import Finished
@@ -42,6 +42,9 @@ from services.scheduler.frontier_metrics import MeteredFrontierState
 from services.scheduler.lease_check import lease_checker
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
+
+if TYPE_CHECKING:
+    from services.extractor.extractor import Extractor
 
 log = logging.getLogger(__name__)
 # How long a resumed crawl gives the jobs a killed run left on the bus to come back
@@ -285,9 +288,9 @@ class EmbeddedCrawl:
         return side.finish()
 
 
-def _extractor(cfg: Settings):  # type: ignore[no-untyped-def]  # Extractor, imported only when documents are on
-    """The document extractor on its own bus connection (the SQLite bus is per thread-safe
-    connection) and worker processes, started on the first document."""
+def _extractor(cfg: Settings) -> Extractor:
+    """The document extractor, on a bus connection of its own, and its worker processes
+    (each started when its first document comes)."""
     from services.extractor.extraction_pool import ExtractionPool
     from services.extractor.extractor import Extractor
 

@@ -22,7 +22,7 @@ _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 
 
-class DocumentSkipped(Exception):  # noqa: N818 - a reason to skip, not an error of ours
+class DocumentSkipped(Exception):
     """The document cannot be read: ``reason`` is one short snake_case word
     (encrypted, malformed, zip_bomb, unknown_format, timeout, ...) for the report."""
 

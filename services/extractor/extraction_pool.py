@@ -69,11 +69,19 @@ class ExtractionWorker:
         self._process.start()
         child.close()
         self._conn = parent
+        # Starting a worker (a new interpreter, its imports) is not the document's time.
+        if not parent.poll(START_TIMEOUT_S):
+            self.kill()
+            raise OSError("the extraction worker did not start")
+        parent.recv()
         return parent
 
     def extract(self, job: ExtractionJob) -> ExtractionOutcome:
+        try:
+            conn = self._start()
+        except (EOFError, OSError) as exc:
+            return ExtractionOutcome(skipped="extractor_crashed", detail=str(exc))
         started = time.monotonic()
-        conn = self._start()
         try:
             conn.send(job)
             if conn.poll(self._cfg.documents_timeout_s):
@@ -178,6 +186,7 @@ def worker_main(cfg: Settings, conn: Connection) -> None:
     store = build_page_store(cfg)
     limits = limits_of(cfg)
     ocr = page_ocr(cfg) if cfg.documents_ocr else None
+    conn.send(("ready", None))
     while True:
         try:
             job: ExtractionJob = conn.recv()
@@ -193,7 +202,7 @@ def worker_main(cfg: Settings, conn: Connection) -> None:
             reply = ("skipped", (exc.reason, str(exc)[:300]))
         except MemoryError:
             reply = ("skipped", ("too_large", "over the worker's memory limit"))
-        except Exception as exc:  # noqa: BLE001 - a reader's bug must not end the worker
+        except Exception as exc:
             log.exception("extraction of %s failed", job.url)
             reply = ("skipped", ("extractor_error", f"{type(exc).__name__}: {exc}"[:300]))
         try:

@@ -46,7 +46,7 @@ def ole_title(ole: olefile.OleFileIO) -> str:
     """The title in the SummaryInformation stream, in the code page it declares."""
     try:
         meta = ole.get_metadata()
-    except Exception:  # noqa: BLE001 - a broken property set only loses the title
+    except Exception:
         return ""
     raw = meta.title
     if not raw:

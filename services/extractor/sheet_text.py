@@ -1,5 +1,5 @@
 """Text of spreadsheets (xlsx, xls, ods, and WPS's et) through python-calamine, one page
-per sheet and one line per row, cells separated by tabs.
+per sheet and one line per row, its cells separated by a space.
 
 calamine (Rust) reads all four formats, and was faster than openpyxl on xlsx by an
 order of magnitude (docs/benchmarks.md, "Document extraction"). Rows are taken one at
@@ -38,7 +38,7 @@ def read_sheets(data: bytes, limits: DocumentLimits, fmt: str, title: str = "") 
                     used += len(line)
                     if used > limits.max_chars:
                         break
-        except Exception as exc:  # noqa: BLE001 - a broken sheet: what was read is kept
+        except Exception as exc:
             if not lines:
                 raise _skipped(exc) from None
         if not sink.page("\n".join(lines)):
