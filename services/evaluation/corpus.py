@@ -21,6 +21,8 @@ class CorpusDoc:
     title_tokens: tuple[str, ...]
     body_tokens: tuple[str, ...]  # headings and body
     rank: float  # PageRank x N (1.0 = average page), the index's rank feature
+    filetype: str = ""  # a document's format (pdf, docx...); "" for an HTML page
+    link_text: str = ""  # the anchor text most links to it agree on
 
 
 class CorpusReader(Protocol):
@@ -76,6 +78,8 @@ def iter_corpus(
                 title_tokens=tuple(tokenize(doc.title)) if tokens else (),
                 body_tokens=tuple(tokenize(body)) if tokens else (),
                 rank=float(doc.rank),
+                filetype=doc.filetype,
+                link_text=doc.anchors.split(" | ", 1)[0].strip(),
             )
         if on_progress is not None and (n % 1000 == 0 or n == len(urls)):
             on_progress(n, len(urls))

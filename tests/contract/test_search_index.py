@@ -629,3 +629,20 @@ def test_a_hit_carries_its_anchor_texts(index: SearchIndex) -> None:
     index.set_link_fields({A: LinkFields(pagerank=0.5, rank=1.0, anchors="2026年招生简章 | 简章", anchors_tokens="2026年 招生 简章")})
     index.commit()
     assert index.search(_query("招生")).hits[0].anchors == "2026年招生简章 | 简章"
+
+
+def test_an_untitled_document_is_found_by_its_links_text_as_by_a_title(index: SearchIndex) -> None:
+    untitled = dataclasses.replace(index_doc(A, "", "报名 须知"), filetype="pdf")
+    titled = dataclasses.replace(index_doc(B, "课程 表", "报名 须知"), filetype="pdf")
+    index.upsert([untitled, titled, index_doc(C, "", "招生简章 招生简章 报名")])
+    links = {u: LinkFields(pagerank=0.1, rank=1.0, anchors="招生简章 | 简章", anchors_tokens="招生 简章 简章")
+             for u in (A, B, C)}  # fmt: skip
+    index.set_link_fields(links)
+    index.commit()
+    assert index.search(_query("招生简章")).hits[0].url == A  # its title now, an anchor of the others
+    # A recrawl of the document (no link fields in hand) keeps the title its links gave it.
+    index.upsert([dataclasses.replace(untitled, body="报名须知 新", body_tokens="报名 须知 新")])
+    index.commit()
+    assert index.search(_query("招生简章")).hits[0].url == A
+    got = index.get(B)
+    assert got is not None and got.title_tokens == "课程 表"  # a document's own title stays its title

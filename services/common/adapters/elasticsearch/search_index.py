@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from services.common.adapters import token_fields
+from services.common.adapters.link_title import link_title
 from services.common.adapters.elasticsearch import index_template as template
 from services.common.config import Settings
 from services.common.domain import minhash
@@ -149,6 +150,16 @@ def _content_source(doc: IndexDoc) -> dict[str, Any]:
     source["minhash"] = list(doc.minhash)
     source["minhash_bands"] = minhash.bands(doc.minhash)
     return source
+
+
+_TITLE_TOKEN_FIELDS = ("title_tokens", "title_grams")
+
+
+def _link_title_source(filetype: str, title: str, anchors: str) -> dict[str, str] | None:
+    fields = link_title(filetype, title, anchors)
+    if fields is None:
+        return None
+    return {"title_tokens": token_fields.stored(fields[0]), "title_grams": token_fields.stored(fields[1])}
 
 
 def _from_source(src: Mapping[str, Any]) -> IndexDoc:
@@ -533,11 +544,16 @@ class ElasticsearchSearchIndex:
                 links = _link_source(doc.pagerank, doc.rank, doc.anchors, doc.anchors_tokens)
                 if _has_link_fields(doc):
                     source.update(links)
+                    source.update(_link_title_source(doc.filetype, doc.title, doc.anchors) or {})
+                # An untitled document keeps the title fields its links' text gave it
+                # (services/common/adapters/link_title.py) until its links change again.
+                keep_title = doc.filetype and not doc.title and not _has_link_fields(doc)
+                partial = {k: v for k, v in source.items() if not (keep_title and k in _TITLE_TOKEN_FIELDS)}
                 yield {
                     "_op_type": "update",
                     "_index": self._target,
                     "_id": url_fingerprint(doc.url),
-                    "doc": source,
+                    "doc": partial,
                     "upsert": {**source, **links},
                     "retry_on_conflict": _RETRY_ON_CONFLICT,
                 }
@@ -551,19 +567,36 @@ class ElasticsearchSearchIndex:
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
         """Partial updates without upsert: a URL that is not indexed answers 404,
-        which is ignored."""
+        which is ignored. An untitled document's title fields follow its anchor text
+        (services/common/adapters/link_title.py): which documents those are is read
+        first, in one request."""
         self._require_writable()
+        untitled = self._untitled_documents(list(fields))
         actions = (
             {
                 "_op_type": "update",
                 "_index": self._target,
                 "_id": url_fingerprint(url),
-                "doc": _link_source(new.pagerank, new.rank, new.anchors, new.anchors_tokens),
+                "doc": _link_source(new.pagerank, new.rank, new.anchors, new.anchors_tokens)
+                | (_link_title_source(untitled[url], "", new.anchors) or {} if url in untitled else {}),
                 "retry_on_conflict": _RETRY_ON_CONFLICT,
             }
             for url, new in fields.items()
         )
         self._bulk(actions, missing_ok=True)
+
+    def _untitled_documents(self, urls: list[str]) -> dict[str, str]:
+        """URL -> format of each of ``urls`` that is a document without a title of its own."""
+        if not urls:
+            return {}
+        found = self._es.mget(index=self._target, ids=[url_fingerprint(u) for u in urls],
+                              source_includes=["url", "title", "filetype"])  # fmt: skip
+        out = {}
+        for doc in found["docs"]:
+            src = doc.get("_source") or {}
+            if doc.get("found") and src.get("filetype") and not src.get("title"):
+                out[str(src["url"])] = str(src["filetype"])
+        return out
 
     def commit(self) -> None:
         """Refresh: every acknowledged write is already durable (translog fsync per

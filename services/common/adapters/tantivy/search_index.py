@@ -28,6 +28,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.adapters.link_title import with_link_title
 from services.common.adapters.tantivy import fold_keys
 from services.common.adapters.tantivy.deferred_hit import DeferredHit
 from services.common.adapters.tantivy.mmap_advice import RandomAccessAdvice
@@ -484,6 +485,7 @@ class TantivySearchIndex:
         return self._recent.latest(url) or read(url)
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
+        doc = with_link_title(doc)
         writer.delete_documents_by_term("url", doc.url)
         writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text, self._documents))
         self._pending[doc.url] = doc
@@ -617,7 +619,7 @@ class TantivySearchIndex:
             writer.delete_all_documents()  # the documents added after it stay
             hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
             for done, (_, addr) in enumerate(hits, 1):
-                doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
+                doc = with_link_title(_with_grams(_from_tantivy(searcher.doc(addr)), self._recent))
                 writer.add_document(_to_tantivy(doc))
                 if progress is not None and (done % 1000 == 0 or done == total):
                     progress(done, total)
