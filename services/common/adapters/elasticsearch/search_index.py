@@ -34,8 +34,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from services.common.adapters import token_fields
-from services.common.adapters.link_title import link_title
 from services.common.adapters.elasticsearch import index_template as template
+from services.common.adapters.link_title import link_title
 from services.common.config import Settings
 from services.common.domain import minhash
 from services.common.domain.documents import (
