@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.measure.resource_use import status_kib
 from bench.sites.document_site import FORMATS, convert, load_manifest
 
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -189,8 +190,9 @@ def correctness(expected: str, got: str) -> tuple[int, int, int, int]:
     return recovered, sum(want.values()), sum(1 for q in quotes if q in flat_got), len(quotes)
 
 
-def run_one(name: str, fmt: str, files: list[tuple[Path, str]]) -> dict[str, object]:
-    """Every file through one candidate, in this process (called in a child)."""
+def run_one(name: str, fmt: str, files: list[tuple[Path, str]], repeat: int = 1) -> dict[str, object]:
+    """Every file through one candidate, ``repeat`` times, in this process (a child of
+    the benchmark's); correctness from the first pass."""
     read = dict((n, f) for n, _, f in candidates(fmt))[name]
     totals = [0, 0, 0, 0]
     failed = 0
@@ -212,12 +214,13 @@ def run_one(name: str, fmt: str, files: list[tuple[Path, str]]) -> dict[str, obj
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "candidate": name, "format": fmt, "files": len(files), "failed": failed,
-        "seconds": round(seconds, 3),
-        "cpu_s": round(time.process_time() - cpu + children.ru_utime + children.ru_stime, 3),
+        "seconds": round(seconds / repeat, 4),
+        "cpu_s": round((time.process_time() - cpu + children.ru_utime + children.ru_stime) / repeat, 4),
         "bytes": sum(p.stat().st_size for p, _ in files),
         "han": round(totals[0] / max(1, totals[1]), 4), "quotes": round(totals[2] / max(1, totals[3]), 4),
-        "peak_rss_mb": round(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                                 children.ru_maxrss) / 1024, 1),
+        # This process's own peak (VmHWM: ru_maxrss would carry the parent's over exec);
+        # programs run as children are not measured.
+        "peak_rss_mb": round(status_kib("VmHWM") / 1024, 1),
     }  # fmt: skip
 
 
@@ -282,12 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("site", type=Path)
     parser.add_argument("--formats", default=",".join([*FORMATS, "pdf-notounicode", "pdf-vertical"]))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--repeat", type=int, default=5, help="passes over the files, timed together")
     parser.add_argument("--one", nargs=2, metavar=("CANDIDATE", "FORMAT"), help=argparse.SUPPRESS)
     parser.add_argument("--files", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         files = [(Path(p), t) for p, t in json.loads(args.files.read_text("utf-8"))]
-        print(json.dumps(run_one(args.one[0], args.one[1], files)))
+        print(json.dumps(run_one(args.one[0], args.one[1], files, args.repeat)))
         return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="tansuo-extract-bench-") as tmp:
@@ -299,15 +303,15 @@ def main(argv: list[str] | None = None) -> int:
             listing.write_text(json.dumps([(str(p), t) for p, t in files], ensure_ascii=False), "utf-8")
             for name, licence, _ in candidates(fmt):
                 proc = subprocess.run([sys.executable, "-m", "bench.documents.extract_bench", str(args.site),
-                                       "--one", name, fmt, "--files", str(listing)],
+                                       "--one", name, fmt, "--files", str(listing), "--repeat", str(args.repeat)],
                                       capture_output=True, text=True, timeout=3600)  # fmt: skip
                 if proc.returncode != 0:
                     print(f"{fmt} {name}: failed: {proc.stderr[-300:]}", file=sys.stderr)
                     continue
                 row = json.loads(proc.stdout.strip().splitlines()[-1]) | {"licence": licence}
                 rows.append(row)
-                print(f"{fmt:16} {name:22} {row['files']:4} files {row['seconds']:8.3f} s "
-                      f"cpu {row['cpu_s']:8.3f} s  han {row['han']:.4f} quotes {row['quotes']:.4f} "
+                print(f"{fmt:16} {name:22} {row['files']:4} files {row['seconds']:8.4f} s "
+                      f"cpu {row['cpu_s']:8.4f} s  han {row['han']:.4f} quotes {row['quotes']:.4f} "
                       f"rss {row['peak_rss_mb']:6.1f} MB failed {row['failed']}", flush=True)  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1), "utf-8")

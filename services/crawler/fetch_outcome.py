@@ -37,6 +37,9 @@ from services.crawler.sitemap_parse import sitemap_batch
 from services.extractor.document_types import document_family
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# A document larger than this is hashed (and stored) on a thread, not the reactor's:
+# a 100 MB file's SHA-1 and write held up every fetch for a fraction of a second.
+LARGE_BODY_BYTES = 1024 * 1024
 _SNIFF_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
 _BINARY_MAGIC = (
     b"%PDF-", b"PK\x03\x04", b"PK\x05\x06", b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a",
@@ -167,11 +170,21 @@ def _document_fields(
     whether it changed (services/scheduler/recrawl_policy.py): its text comes later,
     from the extractor. No parsing here: a 50 MB PDF must not hold up the reactor."""
     noindex, nofollow = header_robots(headers)
-    event = replace(event, document=family, noindex=noindex, nofollow=nofollow,
-                    content_hash=hashlib.sha1(body).hexdigest())  # fmt: skip
+    digest = hashlib.sha1(body).hexdigest() if len(body) <= LARGE_BODY_BYTES else ""  # else see ``hashed``
+    event = replace(event, document=family, noindex=noindex, nofollow=nofollow, content_hash=digest)
     # An empty link batch: the ranker learns from it that the document is a graph node,
     # so it gets a PageRank and the anchor texts of the links to it.
     return event, LinkBatch(source=job.url, depth=job.depth, links=[])
+
+
+def hashed(outcome: FetchOutcome) -> FetchOutcome:
+    """``outcome`` with the content hash of a large document, which ``_document_fields``
+    leaves to be computed here, on a thread of the publisher's."""
+    if outcome.document is None or outcome.event.content_hash or outcome.page is None:
+        return outcome
+    digest = hashlib.sha1(outcome.page.body).hexdigest()
+    event = replace(outcome.event, content_hash=digest)
+    return replace(outcome, event=event, document=event, page=replace(outcome.page, content_hash=digest))
 
 
 def mime_type(content_type: str) -> str:

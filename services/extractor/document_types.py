@@ -115,20 +115,26 @@ def document_family(content_type: str, head: bytes) -> str | None:
 
 def identify(data: bytes, content_type: str = "", url: str = "") -> str:
     """The exact format of a document's bytes; NotADocument when it is none Tansuo reads."""
+    return identify_with_title(data, content_type, url)[0]
+
+
+def identify_with_title(data: bytes, content_type: str = "", url: str = "") -> tuple[str, str]:
+    """``identify``, and an OLE file's metadata title, read while the file is open (a
+    spreadsheet's reader would otherwise open it a second time for it); "" otherwise."""
     family = _family_of_bytes(data[:16])
     declared = _TYPES.get(mime_type(content_type))
     if family is None:
         if declared in ("txt", "csv"):
-            return declared
+            return declared, ""
         raise NotADocument("unknown_format")
     if family in ("pdf", "rtf"):
-        return family
+        return family, ""
     if family == "zip":
-        return _zip_format(data)
-    base = _ole_format(data)
+        return _zip_format(data), ""
+    base, title = _ole_format(data)
     if declared == _WPS_NAMES[base] or _suffix(url) == _WPS_NAMES[base]:
-        return _WPS_NAMES[base]
-    return base
+        return _WPS_NAMES[base], title
+    return base, title
 
 
 def _suffix(url: str) -> str:
@@ -154,8 +160,10 @@ def _zip_format(data: bytes) -> str:
     raise NotADocument("unknown_format")
 
 
-def _ole_format(data: bytes) -> str:
+def _ole_format(data: bytes) -> tuple[str, str]:
     import olefile
+
+    from services.extractor.ole_text import ole_title
 
     try:
         ole = olefile.OleFileIO(data)
@@ -163,14 +171,14 @@ def _ole_format(data: bytes) -> str:
         raise NotADocument("malformed") from None
     try:
         streams = {"/".join(s).lower() for s in ole.listdir()}
+        if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
+            raise NotADocument("encrypted")
+        if "workbook" in streams or "book" in streams:
+            return "xls", ole_title(ole)
     finally:
         ole.close()
-    if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
-        raise NotADocument("encrypted")
     if "worddocument" in streams:
-        return "doc"
-    if "workbook" in streams or "book" in streams:
-        return "xls"
+        return "doc", ""
     if "powerpoint document" in streams:
-        return "ppt"
+        return "ppt", ""
     raise NotADocument("unknown_format")

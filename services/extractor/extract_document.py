@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from services.extractor import ole_text, plain_text, xml_text
 from services.extractor.document_title import first_line, real_title
-from services.extractor.document_types import identify
+from services.extractor.document_types import identify_with_title
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText
 from services.extractor.pdf_text import PageOcr, read_pdf
 from services.extractor.sheet_text import read_sheets
@@ -25,9 +25,9 @@ def extract_document(
 ) -> ExtractedText:  # fmt: skip
     """The document's text, title and page count; DocumentSkipped with a reason when
     it cannot be read (encrypted, malformed, zip_bomb, unknown_format)."""
-    fmt = identify(data, content_type, url)
+    fmt, ole_title = identify_with_title(data, content_type, url)
     try:
-        found = _read(fmt, data, content_type, limits, ocr)
+        found = _read(fmt, data, content_type, limits, ocr, ole_title)
     except DocumentSkipped:
         raise
     except (MemoryError, RecursionError, zlib.error, UnicodeError, ValueError, KeyError, EOFError) as exc:
@@ -43,17 +43,19 @@ def extract_document(
     return found
 
 
-def _read(fmt: str, data: bytes, content_type: str, limits: DocumentLimits, ocr: PageOcr | None) -> ExtractedText:
+def _read(
+    fmt: str, data: bytes, content_type: str, limits: DocumentLimits, ocr: PageOcr | None, ole_title: str
+) -> ExtractedText:
     readers: dict[str, Callable[[], ExtractedText]] = {
         "pdf": lambda: read_pdf(data, limits, ocr),
         "docx": lambda: xml_text.read_docx(data, limits),
         "pptx": lambda: xml_text.read_pptx(data, limits),
         "odt": lambda: xml_text.read_odf(data, limits, "odt"),
         "odp": lambda: xml_text.read_odf(data, limits, "odp"),
-        "xlsx": lambda: read_sheets(data, limits, "xlsx", _package_title(data, "docProps/core.xml", limits)),
-        "ods": lambda: read_sheets(data, limits, "ods", _package_title(data, "meta.xml", limits)),
-        "xls": lambda: read_sheets(data, limits, "xls", _ole_title(data)),
-        "et": lambda: read_sheets(data, limits, "et", _ole_title(data)),
+        "xlsx": lambda: read_sheets(data, limits, "xlsx", "docProps/core.xml"),
+        "ods": lambda: read_sheets(data, limits, "ods", "meta.xml"),
+        "xls": lambda: read_sheets(data, limits, "xls", title=ole_title),
+        "et": lambda: read_sheets(data, limits, "et", title=ole_title),
         "doc": lambda: ole_text.read_word(data, limits, "doc"),
         "wps": lambda: ole_text.read_word(data, limits, "wps"),
         "ppt": lambda: ole_text.read_powerpoint(data, limits, "ppt"),
@@ -64,18 +66,3 @@ def _read(fmt: str, data: bytes, content_type: str, limits: DocumentLimits, ocr:
     }
     return readers[fmt]()
 
-
-def _package_title(data: bytes, part: str, limits: DocumentLimits) -> str:
-    from services.extractor.zip_parts import Package
-
-    return xml_text._core_title(Package(data, limits.max_unzipped_bytes), part)
-
-
-def _ole_title(data: bytes) -> str:
-    ole = ole_text._open(data)
-    try:
-        if ole.exists("EncryptionInfo") or ole.exists("EncryptedPackage"):
-            raise DocumentSkipped("encrypted")
-        return ole_text.ole_title(ole)
-    finally:
-        ole.close()

@@ -2,14 +2,13 @@
 
 Off by default (``documents_ocr``): a page takes seconds (docs/benchmarks.md, "OCR").
 The page is rendered by PDFium at ``documents_ocr_dpi`` and passed to the ``tesseract``
-program (Debian's tesseract-ocr with tesseract-ocr-chi-sim and -chi-tra) as a PNG on
-its standard input. Tesseract puts spaces between Chinese characters; they are taken
+program (Debian's tesseract-ocr with tesseract-ocr-chi-sim and -chi-tra) as a grey
+PGM image on its standard input. Tesseract puts spaces between Chinese characters; they are taken
 out, as no Chinese text has them.
 """
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 import subprocess
@@ -36,16 +35,21 @@ def page_ocr(cfg: Settings) -> Callable[[object], str]:
 
     def ocr(page: object) -> str:
         bitmap = page.render(scale=scale, grayscale=True)  # type: ignore[attr-defined]
-        image = bitmap.to_pil()
-        buf = io.BytesIO()
-        image.save(buf, format="PNG")
-        return recognise(buf.getvalue(), binary, cfg.documents_ocr_languages)
+        return recognise(_pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer)), binary,
+                         cfg.documents_ocr_languages)  # fmt: skip
 
     return ocr
 
 
-def recognise(png: bytes, binary: str, languages: str) -> str:
-    proc = subprocess.run([binary, "stdin", "stdout", "-l", languages, "--psm", "3"], input=png,
+def _pgm(width: int, height: int, stride: int, pixels: bytes) -> bytes:
+    """A grey bitmap as a PGM image, which Tesseract reads without an image library."""
+    rows = pixels if stride == width else b"".join(pixels[y * stride : y * stride + width] for y in range(height))
+    return b"P5\n%d %d\n255\n" % (width, height) + rows
+
+
+def recognise(image: bytes, binary: str, languages: str) -> str:
+    """Text of one image (PGM, PNG...) by the tesseract program."""
+    proc = subprocess.run([binary, "stdin", "stdout", "-l", languages, "--psm", "3"], input=image,
                           capture_output=True, timeout=OCR_TIMEOUT_S, check=False)  # fmt: skip
     if proc.returncode != 0:
         raise OcrUnavailable(f"tesseract failed: {proc.stderr.decode('utf-8', 'replace')[-300:]}")

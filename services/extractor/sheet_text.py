@@ -14,12 +14,18 @@ import math
 import python_calamine
 
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText, TextSink
+from services.extractor.xml_text import core_title
 from services.extractor.zip_parts import Package
 
 
-def read_sheets(data: bytes, limits: DocumentLimits, fmt: str, title: str = "") -> ExtractedText:
+def read_sheets(data: bytes, limits: DocumentLimits, fmt: str, title_part: str = "", title: str = "") -> ExtractedText:
+    """``title_part``: the package part holding the metadata title (xlsx, ods); an OLE
+    file's (xls, et) comes as ``title``."""
     if data[:2] == b"PK":
-        Package(data, limits.max_unzipped_bytes).check_all()  # calamine inflates the parts itself
+        package = Package(data, limits.max_unzipped_bytes)
+        package.check_all()  # calamine inflates the parts itself
+        if title_part:
+            title = core_title(package, title_part)
     try:
         book = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
     except Exception as exc:  # calamine raises its own error classes, per format

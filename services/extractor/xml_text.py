@@ -40,7 +40,7 @@ def _events(
         raise DocumentSkipped("malformed", str(exc)) from None
 
 
-def _core_title(pkg: Package, name: str) -> str:
+def core_title(pkg: Package, name: str) -> str:
     if name not in pkg.names:
         return ""
     try:
@@ -87,7 +87,7 @@ def read_docx(data: bytes, limits: DocumentLimits) -> ExtractedText:
                 if sum(map(len, lines)) > limits.max_chars:
                     break
     sink.page("\n".join(lines))
-    title = _core_title(pkg, "docProps/core.xml")
+    title = core_title(pkg, "docProps/core.xml")
     return ExtractedText("docx", title, headings, sink.body(), 1, sink.cut)
 
 
@@ -136,7 +136,7 @@ def read_pptx(data: bytes, limits: DocumentLimits) -> ExtractedText:
             headings.append(paragraphs[0])
         if not sink.page("\n".join(paragraphs)):
             break
-    return ExtractedText("pptx", _core_title(pkg, "docProps/core.xml"), headings[:1], sink.body(), len(slides), sink.cut)
+    return ExtractedText("pptx", core_title(pkg, "docProps/core.xml"), headings[:1], sink.body(), len(slides), sink.cut)
 
 
 # --- odt, odp
@@ -170,7 +170,7 @@ def read_odf(data: bytes, limits: DocumentLimits, fmt: str) -> ExtractedText:
     if page or not pages:
         pages = max(pages, 1)
         sink.page("\n".join(page))
-    return ExtractedText(fmt, _core_title(pkg, "meta.xml"), headings, sink.body(), pages, sink.cut)
+    return ExtractedText(fmt, core_title(pkg, "meta.xml"), headings, sink.body(), pages, sink.cut)
 
 
 def _paragraph_text(el: etree._Element) -> str:

@@ -95,3 +95,15 @@ def test_filetype_operator_filters_and_excludes_formats() -> None:
     assert parse("filetype:xlsx").filetypes == ("xlsx",)  # a format alone is a query
     with pytest.raises(QuerySyntaxError):
         parse("招生 filetype:exe")
+
+
+def test_a_large_document_is_hashed_later_off_the_reactor() -> None:
+    from services.crawler.fetch_outcome import LARGE_BODY_BYTES, hashed
+
+    big = b"%PDF-1.7\n" + b"x" * LARGE_BODY_BYTES
+    outcome = _respond({"Content-Type": "application/pdf"}, body=big)
+    assert outcome.event.content_hash == ""  # not on the reactor's thread
+    done = hashed(outcome)
+    digest = hashlib.sha1(big).hexdigest()
+    assert done.event.content_hash == digest and done.document == done.event and done.page.content_hash == digest
+    assert hashed(done) is done
