@@ -414,24 +414,28 @@ def make_hostile(where: Path, big_mb: int = 200, good_pdf: Path | None = None) -
     return made
 
 
-def zip_bomb_docx(uncompressed: int = 4 * 1024**3) -> bytes:
-    """A docx whose document.xml inflates to ``uncompressed`` bytes (4 GiB: about 4 MB
-    compressed) while its ZIP header claims 1 KiB: the header lies, as a bomb's does."""
+def zip_bomb_docx(uncompressed: int = 1024**3, lying: bool = False) -> bytes:
+    """A docx whose document.xml inflates to ``uncompressed`` bytes (1 GiB: about 1 MB
+    compressed), declared in its ZIP headers, as a bomb made with zip tools is; with
+    ``lying``, the headers claim 1 KiB instead."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", _CONTENT_TYPES)
         z.writestr("_rels/.rels", _RELS)
     head = buf.getvalue()
-    # Append word/document.xml by hand: a local header that claims a small size, then a
-    # deflate stream of spaces, then a central directory that claims the same.
+    # word/document.xml by hand: zipfile would inflate nothing, but would deflate the
+    # whole gigabyte through Python's loop of writes; one compressor does it in seconds.
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    opening = b'<?xml version="1.0"?><w:document xmlns:w="x"><w:body><w:p><w:r><w:t>'
     chunk = b" " * (1 << 20)
-    parts = [compressor.compress(b'<?xml version="1.0"?><w:document xmlns:w="x"><w:body><w:p><w:r><w:t>')]
-    for _ in range(uncompressed // len(chunk)):
+    parts, crc, size = [compressor.compress(opening)], zlib.crc32(opening), len(opening)
+    for _ in range((uncompressed - size) // len(chunk)):
         parts.append(compressor.compress(chunk))
+        crc = zlib.crc32(chunk, crc)
+        size += len(chunk)
     parts.append(compressor.flush())
     data = b"".join(parts)
-    return _append_entry(head, "word/document.xml", data, claimed_size=1024, crc=0)
+    return _append_entry(head, "word/document.xml", data, claimed_size=1024 if lying else size, crc=crc)
 
 
 def _append_entry(zip_bytes: bytes, name: str, deflated: bytes, claimed_size: int, crc: int) -> bytes:
