@@ -646,3 +646,5 @@ def test_an_untitled_document_is_found_by_its_links_text_as_by_a_title(index: Se
     assert index.search(_query("招生简章")).hits[0].url == A
     got = index.get(B)
     assert got is not None and got.title_tokens == "课程 表"  # a document's own title stays its title
+    read = index.get(A)  # read back as it is indexed, on both backends
+    assert read is not None and (read.title_tokens, read.title_grams) == ("招生简章", "招生 生简 简章")

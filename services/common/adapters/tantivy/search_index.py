@@ -382,7 +382,9 @@ class TantivySearchIndex:
 
     def _committed(self, url: str) -> IndexDoc | None:
         doc = self._stored(url)
-        return _with_grams(doc, self._recent) if doc is not None else None
+        # The bigrams are rebuilt from the stored text, an untitled document's title ones
+        # from its links' text, as they were indexed.
+        return with_link_title(_with_grams(doc, self._recent)) if doc is not None else None
 
     def _stored(self, url: str) -> IndexDoc | None:
         """The committed document as stored, without the bigram fields (which are
