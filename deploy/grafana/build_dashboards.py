@@ -193,6 +193,23 @@ DASHBOARDS = [
                 description="URLs robots.txt forbids, and redelivered fetch jobs whose lease had already gone.",
             ),
             Panel(
+                "Documents extracted per second",
+                [(f"sum by (outcome) (rate(tansuo_documents_extracted_total[{RATE}]))", "{{outcome}}")],
+                "ops",
+                description="PDF, Office, WPS and text files through the extractor: ok, cut by a cap, or the "
+                "reason one was skipped (encrypted, malformed, zip_bomb, timeout ...). docs/documents.md.",
+                stack=True,
+            ),
+            Panel(
+                "Extraction backlog and time",
+                [
+                    ('sum(tansuo_consumer_lag_messages{topic="documents.fetched",group="extractor"})', "waiting"),
+                    *quantiles("tansuo_extraction_duration_seconds"),
+                ],
+                description="Documents fetched and not yet extracted (what the chart scales extractors on), and "
+                "the time one takes in a worker process.",
+            ),
+            Panel(
                 "Fetches in flight per crawler",
                 # instance, not pod: compose's Prometheus knows no pods.
                 [("sum by (instance) (tansuo_crawler_in_flight)", "{{instance}}")],

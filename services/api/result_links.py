@@ -16,7 +16,8 @@ def with_links(result: dict[str, Any], query: str, links: ClickLinks | None) -> 
     first = (result["page"] - 1) * result["size"] + 1
     results = [
         {**r, "click_url": links.link(r["url"], query, first + i) if links is not None else None,
-         "cache_url": "/cache?" + urlencode({"url": r["url"]})}
+         # A document's copy is the file itself, which the cached-copy page does not show.
+         "cache_url": None if r.get("filetype") else "/cache?" + urlencode({"url": r["url"]})}
         for i, r in enumerate(result["results"])
     ]  # fmt: skip
     return {**result, "results": results}

@@ -44,6 +44,7 @@ SERVICE_COMMANDS = {
     "crawler": (service_commands.crawler, "run a crawler worker: fetch the jobs the scheduler hands out"),
     "indexer": (service_commands.indexer, "run the indexer service: page events into the search index"),
     "ranker": (service_commands.ranker, "run the ranker service: link graph, PageRank, anchor text"),
+    "extractor": (service_commands.extractor, "run a document extractor: PDF, Office and WPS files into page events"),
     "api": (service_commands.api, "run the search API and web UI service (gunicorn)"),
 }
 LOG_FORMATS = ("text", "json")

@@ -24,14 +24,15 @@ def print_report(result: dict[str, Any], hosts: int, console: Console | None = N
         f"{t['hosts']} hosts: fetched [bold]{t['fetched']}[/], errors {t['errors']}{documents}, queued {t['queued']}, "
         f"in flight {t['in_flight']}, given up {t['hosts_given_up']}; skipped: {escape(_pairs(t['skipped']))}; "
         f"failed: {escape(_pairs(t['failed']))}; not indexed: {escape(_pairs(t['not_indexed']))}; "
-        f"limits hit: {escape(_pairs(t['limits']))}"
+        f"limits hit: {escape(_pairs(t['limits']))}; documents: {escape(_pairs(t.get('extraction', {})))}"
     )
-    table = Table("host", "fetched (by status)", "errors", "not indexed", "skipped", "failed", "limits hit", "given up",
-                  title="per host")  # fmt: skip
+    table = Table("host", "fetched (by status)", "errors", "not indexed", "skipped", "failed", "limits hit",
+                  "documents", "given up", title="per host")  # fmt: skip
     for row in result["hosts"][:hosts]:
         table.add_row(escape(row["host"]), f"{row['fetched']} ({_pairs(row['by_status'])})", str(row["errors"]),
                       escape(_pairs(row["not_indexed"])), escape(_pairs(row["skipped"])), escape(_pairs(row["failed"])),
-                      escape(_pairs(row["limits"])), escape(row["given_up"] or "-"))  # fmt: skip
+                      escape(_pairs(row["limits"])), escape(_pairs(row.get("extraction", {}))),
+                      escape(row["given_up"] or "-"))  # fmt: skip
     console.print(table)
     print_problems(result, console)
 

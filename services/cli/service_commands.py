@@ -1,4 +1,4 @@
-"""`tansuo scheduler|crawler|indexer|ranker|api`: each service as its own process.
+"""`tansuo scheduler|crawler|extractor|indexer|ranker|api`: each service as its own process.
 
 Every one has the same shape (services/common/runtime/service_runtime.py): adapters from
 bootstrap, health endpoints, a loop until SIGTERM, then a drain. Backends come from
@@ -23,6 +23,7 @@ from services.common.bootstrap import (
     build_search_index,
 )
 from services.common.domain.messages import (
+    TOPIC_DOCUMENTS,
     TOPIC_FETCHES,
     TOPIC_INDEXED,
     TOPIC_LINKS,
@@ -126,6 +127,35 @@ def indexer(backends: Backends, args: argparse.Namespace) -> int:
 
     with rt:
         return rt.supervise(open_body)
+
+
+def extractor(backends: Backends, args: argparse.Namespace) -> int:
+    """Documents fetched in, their text out as page events, ``documents_workers`` at a
+    time in worker processes; on stop, the batch in hand is finished and committed."""
+    cfg = backends.settings
+    from services.extractor.extraction_pool import ExtractionPool
+    from services.extractor.extractor import GROUP, Extractor
+
+    rt = ServiceRuntime(cfg, "extractor", backends=("bus", "store"))
+    pool = ExtractionPool(cfg)
+
+    def open_body() -> LoopBody:
+        bus = rt.connect("bus", lambda: build_bus(cfg))
+        # The workers read documents from the store themselves; this checks it answers.
+        rt.connect("store", lambda: build_page_store(cfg))
+        ex = Extractor(cfg, bus, pool)
+
+        def step() -> None:
+            with rt.heartbeat.busy():  # one document may take up to documents_timeout_s
+                ex.step(POLL_TIMEOUT_S)
+
+        return LoopBody(step=step, refresh=consumer_lag(bus, GROUP, (TOPIC_DOCUMENTS,)))
+
+    try:
+        with rt:
+            return rt.supervise(open_body)
+    finally:
+        pool.close()
 
 
 def ranker(backends: Backends, args: argparse.Namespace) -> int:

@@ -111,6 +111,30 @@ class Settings(BaseSettings):
     crawler_max_anchor_chars: int = Field(default=256, ge=16)
     crawler_max_outlinks: int = Field(default=5000, ge=1)  # links published per page
 
+    # --- documents (PDF, Office, WPS, RTF, text: services/extractor/, docs/documents.md)
+    # Off: a document is stored but not extracted or indexed, as before issue 35.
+    documents_enabled: bool = True
+    # A document's own size cap, above the page cap: a response declared as a document
+    # type (or as octet-stream) may be this large; an HTML page stays at the page cap.
+    documents_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
+    documents_max_pages: int = Field(default=2000, ge=1)  # pages, slides or sheets read
+    documents_max_chars: int = Field(default=500_000, ge=1000)  # text kept (the bus caps a message at 3 MiB too)
+    # The parts of an OOXML/ODF package read, inflated: a ZIP bomb is refused by this.
+    documents_max_unzipped_bytes: int = Field(default=200 * 1024 * 1024, ge=1024 * 1024)
+    # One document's extraction; past it the worker process is killed (a parser that
+    # loops must not hold a slot for ever) and the document reported as "timeout".
+    documents_timeout_s: float = Field(default=120.0, gt=0)
+    # Extraction worker processes (embedded mode: beside the crawl; `tansuo extractor`:
+    # per pod). They run at a lower priority (nice) than the crawl.
+    documents_workers: int = Field(default=1, ge=1)
+    documents_worker_nice: int = Field(default=10, ge=0, le=19)
+    # Address space of a worker; a document that needs more is reported "too_large".
+    documents_worker_memory_mb: int = Field(default=1536, ge=256)
+    # OCR of PDF pages with no text layer, with Tesseract's Chinese models: slow, so off.
+    documents_ocr: bool = False
+    documents_ocr_languages: str = "chi_sim+chi_tra+eng"
+    documents_ocr_dpi: int = Field(default=200, ge=72, le=600)
+
     # --- search index backend (Elasticsearch)
     index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index
     index_replicas: int = Field(default=1, ge=0)  # 0 on a single-node cluster

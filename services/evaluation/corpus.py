@@ -24,6 +24,8 @@ class CorpusDoc:
     # The words the index holds for the page, run together (one line per field): what a
     # quoted phrase can find. "" when unknown.
     indexed: str = ""
+    filetype: str = ""  # a document's format (pdf, docx...); "" for an HTML page
+    link_text: str = ""  # the anchor text most links to it agree on
 
 
 class CorpusReader(Protocol):
@@ -84,6 +86,8 @@ def iter_corpus(
                 rank=float(doc.rank),
                 indexed="\n".join("".join(tokens.split()) for tokens in
                                   (doc.title_tokens, doc.headings_tokens, doc.body_tokens)),  # fmt: skip
+                filetype=doc.filetype,
+                link_text=doc.anchors.split(" | ", 1)[0].strip(),
             )
         if on_progress is not None and (n % 1000 == 0 or n == len(urls)):
             on_progress(n, len(urls))

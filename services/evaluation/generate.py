@@ -11,6 +11,10 @@ For each page whose title no other page shares:
   answer. Only text the index holds is quoted: a page of links is indexed by its own
   text, so its link texts (other pages' titles) are never quoted for it, and a span
   is kept only if its words stand in the page's indexed words in that order.
+- ``link-text``: for a document (PDF, Office...), the text of the links to it, when no
+  other document is linked by the same text: the title a user knows a document by, which
+  is often not in the file at all. Documents take part in ``body-quote`` too, and in
+  ``title`` and ``title-words`` when they have a real title of their own.
 
 Everything random comes from one seeded generator and pages are taken in URL order,
 so one seed over one index gives one file.
@@ -40,7 +44,7 @@ QUOTE_CHARS = 10
 QUOTE_CANDIDATES = 6  # spans tried per page before giving up on a unique one
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _HAN_RUN = re.compile(f"[{_HAN}]{{{QUOTE_CHARS},}}")
-TYPES = ("title", "title-words", "body-quote")
+TYPES = ("title", "title-words", "body-quote", "link-text")
 
 
 def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0) -> list[Judgment]:
@@ -51,22 +55,31 @@ def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages:
     titles: Counter[str] = Counter()
     df: dict[str, int] = {}
     listed: list[tuple[str, str]] = []  # (URL, title) of every page, in reading order
+    links: Counter[str] = Counter()
+    linked: list[tuple[str, str]] = []  # (URL, link text) of every document
     for d in read():
         title = _norm_title(d.title)
         titles[title] += 1
         listed.append((d.url, title))
         count_tokens(d, df)
-    urls = [url for url, title in listed if title and titles[title] == 1]
+        if d.filetype and d.link_text:
+            text = _norm_title(d.link_text)
+            links[text] += 1
+            linked.append((d.url, text))
+    documents = {url: text for url, text in linked if links[text] == 1}
+    urls = [url for url, title in listed if (title and titles[title] == 1) or url in documents]
     sampled = bool(max_pages) and len(urls) > max_pages
     if sampled:
         urls = rng.sample(urls, max_pages)
-    del listed, titles
+    del listed
     pages = list(read(only=set(urls)))
     if sampled:
         pages.sort(key=lambda d: d.url)
-    out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in pages]
-    out.extend(_title_word_queries(pages, df, rng))
+    titled = [d for d in pages if d.title and titles[_norm_title(d.title)] == 1]
+    out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in titled]
+    out.extend(_title_word_queries(titled, df, rng))
     out.extend(_body_quotes(read, pages, rng))
+    out.extend(Judgment("link-text", documents[d.url], (d.url,)) for d in pages if d.url in documents)
     return out
 
 

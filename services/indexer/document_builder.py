@@ -46,6 +46,9 @@ def build_document(event: PageEvent) -> IndexDoc:
         own_text=event.own_text if event.link_page else None,
         modified_at=page_date(event.last_modified, event.fetched_at),
         store_key=event.store_key,
+        filetype=event.document,
+        doc_size=event.size if event.document else 0,
+        doc_pages=event.pages,
     )
 
 

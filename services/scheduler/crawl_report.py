@@ -52,6 +52,8 @@ def crawl_report(
         limit, at, host = name.partition("@")
         if at and limit.startswith("limit:"):
             hosts[host]["limits"][limit.removeprefix("limit:")] += n
+        elif at and limit.startswith("document:"):
+            hosts[host]["extraction"][limit.removeprefix("document:")] += n
     for info in state.hosts(limit=-1):
         if info.block_reason.startswith(_GIVEN_UP):
             hosts[info.host]["given_up"] = info.block_reason.removeprefix(_GIVEN_UP)
@@ -82,6 +84,9 @@ def _empty_host() -> dict[str, Any]:
         "not_indexed": defaultdict(int),
         "limits": defaultdict(int),
         "sitemaps": defaultdict(int),
+        # Documents (PDF, Office...) by what extraction made of them: extracted, cut (a
+        # page or character cap), or the reason one was skipped (encrypted, malformed...).
+        "extraction": defaultdict(int),
         "queued": 0,
         "in_flight": 0,
         "given_up": "",
@@ -179,11 +184,12 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     totals: dict[str, Any] = {"hosts": len(rows), "fetched": 0, "errors": 0, "queued": 0, "in_flight": 0,
                               "skipped": defaultdict(int), "failed": defaultdict(int), "not_indexed": defaultdict(int),
-                              "limits": defaultdict(int), "hosts_given_up": sum(1 for r in rows if r["given_up"])}  # fmt: skip
+                              "limits": defaultdict(int), "extraction": defaultdict(int),
+                              "hosts_given_up": sum(1 for r in rows if r["given_up"])}  # fmt: skip
     for row in rows:
         for key in ("fetched", "errors", "queued", "in_flight"):
             totals[key] += row[key]
-        for key in ("skipped", "failed", "not_indexed", "limits"):
+        for key in ("skipped", "failed", "not_indexed", "limits", "extraction"):
             for name, n in row[key].items():
                 totals[key][name] += n
     return _plain(totals)

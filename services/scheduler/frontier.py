@@ -373,7 +373,20 @@ class Frontier:
         if event.kind == "robots":
             self._complete_robots(event)
             return []
+        if event.extracted:
+            self._record_extraction(event)
+            return []
         return self._complete_page(event, publish_removals)
+
+    def _record_extraction(self, event: PageEvent) -> None:
+        """A document's text came back from the extractor, after its fetch was recorded:
+        what cut or skipped it is counted per host for `tansuo report`
+        (``document:<outcome>@<host>``) and, for the caps, as crawl limits. A replayed
+        extraction counts again: these are counters, as the limits' are."""
+        outcome = event.error.removeprefix("document_") if event.error else (
+            "cut" if any(x.startswith("document_") for x in event.limits) else "extracted")
+        self.state.bump(f"document:{outcome}@{event.host}")
+        self.count_limits(Counter(x for x in event.limits if x.startswith("document_")), event.host)
 
     def _complete_robots(self, event: PageEvent) -> None:
         info = self.state.get_host(event.host)

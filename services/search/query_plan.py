@@ -468,14 +468,11 @@ class QueryPlanner:
             if values:
                 out.extend((Phrase(TITLE_GRAMS, values), Phrase(BODY_GRAMS, values)))
         out.extend(Term("site", s) for s in parsed.excluded_sites)
+        out.extend(Term("filetype", f) for f in parsed.excluded_filetypes)
         return out
 
     def _site_filter(self, parsed: ParsedQuery) -> list[Node]:
-        if not parsed.sites:
-            return []
-        if len(parsed.sites) == 1:
-            return [Term("site", parsed.sites[0])]
-        return [Bool(should=tuple(Term("site", s) for s in parsed.sites), minimum_should_match=1)]
+        return _any_of("site", parsed.sites) + _any_of("filetype", parsed.filetypes)
 
 
 def words_query(cfg: Settings, words: Sequence[str], require_all: bool = True, site: str = "") -> Node:
@@ -488,6 +485,15 @@ def words_query(cfg: Settings, words: Sequence[str], require_all: bool = True, s
         minimum_should_match=(len(clauses) if require_all else 1) if clauses else 0,
         filter=(Term("site", site),) if site else (),
     )
+
+
+def _any_of(field: str, values: tuple[str, ...]) -> list[Node]:
+    """A filter that any of ``values`` in ``field`` passes; none without values."""
+    if not values:
+        return []
+    if len(values) == 1:
+        return [Term(field, values[0])]
+    return [Bool(should=tuple(Term(field, v) for v in values), minimum_should_match=1)]
 
 
 def _in_titles(node: Node) -> Node | None:

@@ -25,6 +25,7 @@ from services.common.runtime.metrics import (
     SEARCH_DURATION,
     SEARCH_REQUESTS,
 )
+from services.search.document_results import display_title, document_fields
 from services.search.query_plan import Plan, QueryPlanner
 from services.search.query_syntax import (
     ParsedQuery,
@@ -34,7 +35,7 @@ from services.search.query_syntax import (
 )
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
-from services.search.snippets import snippet_html, title_html
+from services.search.snippets import snippet_at, title_html
 from services.search.term_stats_cache import CachedTermStats
 
 MAX_QUERY_CHARS = 500
@@ -200,16 +201,19 @@ class SearchService:
     @staticmethod
     def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
         hit = result.hit
+        title = display_title(hit)
+        snippet, at = snippet_at(hit.body or hit.headings, highlight)
         return {
             "url": hit.url,
-            "title": hit.title,
-            "title_html": title_html(hit.title or hit.url, highlight),
-            "snippet": snippet_html(hit.body or hit.headings, highlight),
+            "title": title,
+            "title_html": title_html(title or hit.url, highlight),
+            "snippet": snippet,
             "score": round(hit.score, 6),
             "pagerank": hit.pagerank,
             "site": hit.site,
             **_dates(hit.modified_at, hit.fetched_at),
-            "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
+            "similar": [{"url": h.url, "title": display_title(h), "site": h.site} for h in result.similar],
+            **document_fields(hit, at if hit.body else -1),
         }
 
 

@@ -20,7 +20,7 @@ from services.common.adapters.elasticsearch.search_index import ElasticsearchSea
 from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.config import Settings
 from services.common.domain.documents import IndexDoc, LinkFields
-from services.common.domain.query_tree import Bool, Phrase
+from services.common.domain.query_tree import Bool, Phrase, Term
 from services.common.domain.search_types import SearchQuery
 from services.common.errors import IndexUnavailable
 from services.common.ports import SearchIndex
@@ -689,3 +689,42 @@ def test_a_document_keeps_its_date_store_key_and_own_text(index: SearchIndex) ->
     got = index.get(A)
     assert (got.modified_at, got.store_key, got.own_text, got.fetched_at) == (1_700_000_000.0, "ab" * 20, "自己的 文字",
                                                                              1_800_000_000.5)  # fmt: skip
+def test_a_document_keeps_its_format_size_and_pages_and_the_filetype_filter_selects_it(index: SearchIndex) -> None:
+    pdf = dataclasses.replace(index_doc(A, "", "招生 简章"), filetype="pdf", doc_size=123_456, doc_pages=12)
+    page = index_doc(B, "招生", "招生 简章")
+    index.upsert([pdf, page])
+    index.commit()
+    assert index.get(A) == pdf
+    hits = {h.url: h for h in index.search(_query("招生")).hits}
+    assert (hits[A].filetype, hits[A].doc_size, hits[A].doc_pages) == ("pdf", 123_456, 12)
+    assert (hits[B].filetype, hits[B].doc_size, hits[B].doc_pages) == ("", 0, 0)
+    only_pdf = Bool(must=(_query("招生").tree,), filter=(Term("filetype", "pdf"),))
+    assert [h.url for h in index.search(SearchQuery(tree=only_pdf)).hits] == [A]
+    no_pdf = Bool(must=(_query("招生").tree,), must_not=(Term("filetype", "pdf"),))
+    assert [h.url for h in index.search(SearchQuery(tree=no_pdf)).hits] == [B]
+
+
+def test_a_hit_carries_its_anchor_texts(index: SearchIndex) -> None:
+    index.upsert([dataclasses.replace(index_doc(A, "", "招生 简章"), filetype="pdf")])
+    index.set_link_fields({A: LinkFields(pagerank=0.5, rank=1.0, anchors="2026年招生简章 | 简章", anchors_tokens="2026年 招生 简章")})
+    index.commit()
+    assert index.search(_query("招生")).hits[0].anchors == "2026年招生简章 | 简章"
+
+
+def test_an_untitled_document_is_found_by_its_links_text_as_by_a_title(index: SearchIndex) -> None:
+    untitled = dataclasses.replace(index_doc(A, "", "报名 须知"), filetype="pdf")
+    titled = dataclasses.replace(index_doc(B, "课程 表", "报名 须知"), filetype="pdf")
+    index.upsert([untitled, titled, index_doc(C, "", "招生简章 招生简章 报名")])
+    links = {u: LinkFields(pagerank=0.1, rank=1.0, anchors="招生简章 | 简章", anchors_tokens="招生 简章 简章")
+             for u in (A, B, C)}  # fmt: skip
+    index.set_link_fields(links)
+    index.commit()
+    assert index.search(_query("招生简章")).hits[0].url == A  # its title now, an anchor of the others
+    # A recrawl of the document (no link fields in hand) keeps the title its links gave it.
+    index.upsert([dataclasses.replace(untitled, body="报名须知 新", body_tokens="报名 须知 新")])
+    index.commit()
+    assert index.search(_query("招生简章")).hits[0].url == A
+    got = index.get(B)
+    assert got is not None and got.title_tokens == "课程 表"  # a document's own title stays its title
+    read = index.get(A)  # read back as it is indexed, on both backends
+    assert read is not None and (read.title_tokens, read.title_grams) == ("招生简章", "招生 生简 简章")

@@ -363,10 +363,11 @@ def test_pages_over_the_size_limit_are_too_large(result: CrawlResult, site: Site
         assert (event.status, event.error, event.store_key) == (0, "too_large", "")
 
 
-def test_non_html_is_stored_but_not_parsed(result: CrawlResult, site: Site) -> None:
+def test_a_document_is_stored_and_handed_on_unparsed(result: CrawlResult, site: Site) -> None:
     event = result.events[f"{site.base}/doc.pdf"]
-    assert (event.status, event.error, event.content_type) == (200, "not_html", "application/pdf")
-    assert event.body == "" and f"{site.base}/doc.pdf" not in result.links
+    assert (event.status, event.error, event.content_type, event.document) == (200, "", "application/pdf", "pdf")
+    assert event.body == "" and not event.indexable  # its text comes from the extractor (docs/documents.md)
+    assert result.links[f"{site.base}/doc.pdf"].links == []  # a node of the link graph, no outlinks
     assert result.store.get(event.store_key).body == PDF  # type: ignore[union-attr]
 
 

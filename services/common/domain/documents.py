@@ -77,11 +77,17 @@ class IndexDoc:
     # The page store's key of the raw page (PageEvent.store_key), for its cached copy;
     # "" in documents indexed before it was kept.
     store_key: str = ""
+    # A document (PDF, Office...): its format, the ``filetype:`` operator's value; "" for
+    # an HTML page. Its size in bytes and its pages (slides, sheets), for the result.
+    filetype: str = ""
+    doc_size: int = 0
+    doc_pages: int = 0
 
 
 # IndexDoc fields that hold display text, and numbers; the rest are plain strings.
 DISPLAY_FIELDS = ("title", "headings", "body", "anchors")
-_NUMBER_FIELDS = ("fetched_at", "pagerank", "rank", "modified_at")
+_NUMBER_FIELDS = ("fetched_at", "pagerank", "rank", "modified_at", "doc_size", "doc_pages")
+_INT_FIELDS = ("doc_size", "doc_pages")
 
 
 def index_doc_from(
@@ -95,7 +101,7 @@ def index_doc_from(
         if f.name in ("minhash", "own_text"):  # own_text: only the backend that needs it keeps it
             continue
         read = display if f.name in DISPLAY_FIELDS else number if f.name in _NUMBER_FIELDS else text
-        values[f.name] = read(f.name)
+        values[f.name] = int(read(f.name)) if f.name in _INT_FIELDS else read(f.name)
     return IndexDoc(**values)
 
 

@@ -36,6 +36,12 @@ class SearchHit:
     copy_key: str | None = None
     fetched_at: float = 0.0
     modified_at: float = 0.0  # 0.0: unknown (indexed before dates were kept)
+    # A document's format, size and pages, and the anchor texts of the links to it (its
+    # title when its own is not a real one: services/search/document_results.py).
+    filetype: str = ""
+    doc_size: int = 0
+    doc_pages: int = 0
+    anchors: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,19 @@ FETCHED_BYTES = Counter("tansuo_fetched_bytes_total", "Response body bytes recei
 CRAWLER_IN_FLIGHT = Gauge("tansuo_crawler_in_flight", "Fetch jobs this crawler is working on.")
 STALE_JOBS = Counter("tansuo_crawler_stale_jobs_total", "Redelivered fetch jobs dropped because their lease was gone.")
 
+# --- extractor (documents)
+DOCUMENTS_EXTRACTED = Counter(
+    "tansuo_documents_extracted_total",
+    "Documents through extraction, by format and outcome (ok, cut, or the reason one was skipped).",
+    ["format", "outcome"],
+)
+EXTRACTION_DURATION = Histogram(
+    "tansuo_extraction_duration_seconds",
+    "Time to extract one document's text in a worker process, by document family.",
+    ["family"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0),
+)
+
 # --- scheduler / frontier
 ROBOTS_BLOCKED = Counter("tansuo_robots_blocked_total", "URLs not fetched because robots.txt disallows them.")
 FRONTIER_URLS = Gauge("tansuo_frontier_urls", "URLs in the frontier, by state.", ["state"])

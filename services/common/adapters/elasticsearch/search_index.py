@@ -39,6 +39,7 @@ from services.common.adapters import token_fields
 from services.common.adapters.elasticsearch import index_template as template
 from services.common.adapters.elasticsearch.bulk_buffer import BulkBuffer, IndexWriteError
 from services.common.adapters.elasticsearch.request_count import counting_node
+from services.common.adapters.link_title import link_title
 from services.common.config import Settings
 from services.common.domain import minhash
 from services.common.domain.documents import (
@@ -60,13 +61,13 @@ _LINK_FIELDS = ("pagerank", "rank", "anchors", "anchors_tokens")
 _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
-    "fetched_at", "store_key",
+    "fetched_at", "store_key", "filetype", "doc_size", "doc_pages",
 )  # fmt: skip
 _CONTENT_TOKEN_FIELDS = (
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
 )  # fmt: skip
 _HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash", "fetched_at",
-               "modified_at"]  # fmt: skip
+               "modified_at", "filetype", "doc_size", "doc_pages", "anchors"]  # fmt: skip
 _MAX_SITES = 10_000
 # Newest first; a document indexed before dates were kept has none and comes last.
 _DATE_SORT: list[str | Mapping[str, Any]] = [
@@ -155,6 +156,16 @@ def _content_source(doc: IndexDoc) -> dict[str, Any]:
     source["minhash"] = list(doc.minhash)
     source["minhash_bands"] = minhash.bands(doc.minhash)
     return source
+
+
+_TITLE_TOKEN_FIELDS = ("title_tokens", "title_grams")
+
+
+def _link_title_source(filetype: str, title: str, anchors: str) -> dict[str, str] | None:
+    fields = link_title(filetype, title, anchors)
+    if fields is None:
+        return None
+    return {"title_tokens": token_fields.stored(fields[0]), "title_grams": token_fields.stored(fields[1])}
 
 
 def _from_source(src: Mapping[str, Any]) -> IndexDoc:
@@ -576,7 +587,12 @@ class ElasticsearchSearchIndex:
                 links = _link_source(doc.pagerank, doc.rank, doc.anchors, doc.anchors_tokens)
                 if _has_link_fields(doc):
                     source.update(links)
-                self._hold(self._update_of(doc.url), {"doc": source, "upsert": {**source, **links}}, missing_ok=False)
+                    source.update(_link_title_source(doc.filetype, doc.title, doc.anchors) or {})
+                # An untitled document keeps the title fields its links' text gave it
+                # (services/common/adapters/link_title.py) until its links change again.
+                keep_title = doc.filetype and not doc.title and not _has_link_fields(doc)
+                partial = {k: v for k, v in source.items() if not (keep_title and k in _TITLE_TOKEN_FIELDS)}
+                self._hold(self._update_of(doc.url), {"doc": partial, "upsert": {**source, **links}}, missing_ok=False)
 
     def delete(self, urls: Iterable[str]) -> None:
         """A URL that is not indexed answers 404, which is ignored."""
@@ -586,11 +602,34 @@ class ElasticsearchSearchIndex:
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
         """Partial updates without upsert: a URL that is not indexed answers 404,
-        which is ignored."""
+        which is ignored. An untitled document's title fields follow its anchor text
+        (services/common/adapters/link_title.py): which documents those are is read
+        first, in one request."""
         with self._write_lock:
+            self._require_writable()
+            if len(self._writes):
+                # Documents upserted since the last send must be readable to the lookup
+                # (a get is real-time; only a search waits for a refresh).
+                self._writes.send(refresh=False)
+            untitled = self._untitled_documents(list(fields))
             for url, new in fields.items():
-                source = {"doc": _link_source(new.pagerank, new.rank, new.anchors, new.anchors_tokens)}
-                self._hold(self._update_of(url), source, missing_ok=True)
+                source = _link_source(new.pagerank, new.rank, new.anchors, new.anchors_tokens)
+                if url in untitled:
+                    source |= _link_title_source(untitled[url], "", new.anchors) or {}
+                self._hold(self._update_of(url), {"doc": source}, missing_ok=True)
+
+    def _untitled_documents(self, urls: list[str]) -> dict[str, str]:
+        """URL -> format of each of ``urls`` that is a document without a title of its own."""
+        if not urls:
+            return {}
+        found = self._es.mget(index=self._target, ids=[url_fingerprint(u) for u in urls],
+                              source_includes=["url", "title", "filetype"])  # fmt: skip
+        out = {}
+        for doc in found["docs"]:
+            src = doc.get("_source") or {}
+            if doc.get("found") and src.get("filetype") and not src.get("title"):
+                out[str(src["url"])] = str(src["filetype"])
+        return out
 
     def commit(self) -> None:
         """Send the writes held and refresh. A request is durable once answered
@@ -679,6 +718,10 @@ class ElasticsearchSearchIndex:
                     minhash=tuple(int(v) for v in src.get("minhash") or ()),
                     fetched_at=float(src.get("fetched_at") or 0.0),
                     modified_at=float(src.get("modified_at") or 0.0),
+                    filetype=src.get("filetype") or "",
+                    doc_size=int(src.get("doc_size") or 0),
+                    doc_pages=int(src.get("doc_pages") or 0),
+                    anchors=src.get("anchors") or "",
                 )
             )
         return SearchHits(total=int(result["hits"]["total"]["value"]), hits=hits)

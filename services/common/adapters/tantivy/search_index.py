@@ -28,6 +28,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.adapters.link_title import with_link_title
 from services.common.adapters.tantivy import fold_keys
 from services.common.adapters.tantivy.deferred_hit import DeferredHit
 from services.common.adapters.tantivy.mmap_advice import RandomAccessAdvice
@@ -69,10 +70,13 @@ class IndexLocked(IndexUnavailable, IndexWriterBusy):
     """Another process holds the index writer; it is free again once that one exits."""
 
 
-def _schema(with_fold_keys: bool = True, with_own_text: bool = True, with_dates: bool = True) -> tantivy.Schema:
-    """The index's fields. An index keeps the layout it was made with: without the
-    page dates (``modified_at``, ``store_key``), also without ``own_text`` (before it
-    was stored), or without it and the fold keys (``fold_keys``)."""
+def _schema(
+    with_fold_keys: bool = True, with_own_text: bool = True, with_dates: bool = True, with_documents: bool = True
+) -> tantivy.Schema:
+    """The index's fields. An index keeps the layout it was made with (``_LAYOUTS``):
+    without the document fields (``filetype``, ``doc_size``, ``doc_pages``), also
+    without the page dates (``modified_at``, ``store_key``), also without ``own_text``
+    (before it was stored), or without it and the fold keys (``fold_keys``)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
@@ -102,11 +106,22 @@ def _schema(with_fold_keys: bool = True, with_own_text: bool = True, with_dates:
         # the page store's key of its raw page, for the cached copy.
         sb.add_float_field("modified_at", stored=True, fast=True)
         sb.add_bytes_field("store_key", stored=True, indexed=False)
+    if with_documents:
+        # A document's format (the filetype: filter), size and pages, for its result.
+        sb.add_text_field("filetype", stored=True, tokenizer_name="raw")
+        sb.add_integer_field("doc_size", stored=True, indexed=False)
+        sb.add_integer_field("doc_pages", stored=True, indexed=False)
     return sb.build()
 
 
 # Every layout a Tansuo release made, newest first (``_schema``'s arguments).
-_LAYOUTS = ((True, True, True), (True, True, False), (True, False, False), (False, False, False))
+_LAYOUTS = (
+    (True, True, True, True),
+    (True, True, True, False),
+    (True, True, False, False),
+    (True, False, False, False),
+    (False, False, False, False),
+)
 
 
 def _field_names(path: Path) -> set[str]:
@@ -143,7 +158,11 @@ def _finish_swap(path: Path) -> None:
 
 
 def _to_tantivy(
-    doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool = True, with_dates: bool = True
+    doc: IndexDoc,
+    with_fold_keys: bool = True,
+    with_own_text: bool = True,
+    with_dates: bool = True,
+    with_documents: bool = True,
 ) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
@@ -166,6 +185,10 @@ def _to_tantivy(
     if with_dates:
         out.add_float("modified_at", float(doc.modified_at or doc.fetched_at))
         out.add_bytes("store_key", doc.store_key.encode("ascii"))
+    if with_documents and doc.filetype:
+        out.add_text("filetype", doc.filetype)
+        out.add_integer("doc_size", int(doc.doc_size))
+        out.add_integer("doc_pages", int(doc.doc_pages))
     return out
 
 
@@ -212,6 +235,10 @@ def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
         minhash=_signature(doc),
         fetched_at=float(doc.get_first("fetched_at") or 0.0),
         modified_at=float(doc.get_first("modified_at") or 0.0),
+        filetype=str(doc.get_first("filetype") or ""),
+        doc_size=int(doc.get_first("doc_size") or 0),
+        doc_pages=int(doc.get_first("doc_pages") or 0),
+        anchors=_display(doc, "anchors"),
     )
 
 
@@ -303,6 +330,8 @@ class TantivySearchIndex:
         self._own_text = "own_text" in fields
         # One built before the page dates sorts by date from stored fetch times.
         self._dates = "modified_at" in fields
+        # One built before documents were indexed has no filetype: filter to match.
+        self._documents = "filetype" in fields
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
         index.config_reader("manual")
@@ -388,7 +417,9 @@ class TantivySearchIndex:
 
     def _committed(self, url: str) -> IndexDoc | None:
         doc = self._stored(url)
-        return _with_grams(doc, self._recent) if doc is not None else None
+        # The bigrams are rebuilt from the stored text, an untitled document's title ones
+        # from its links' text, as they were indexed.
+        return with_link_title(_with_grams(doc, self._recent)) if doc is not None else None
 
     def _stored(self, url: str) -> IndexDoc | None:
         """The committed document as stored, without the bigram fields (which are
@@ -505,8 +536,9 @@ class TantivySearchIndex:
         return self._recent.latest(url) or read(url)
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
+        doc = with_link_title(doc)
         writer.delete_documents_by_term("url", doc.url)
-        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text, self._dates))
+        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text, self._dates, self._documents))
         self._pending[doc.url] = doc
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
@@ -588,7 +620,7 @@ class TantivySearchIndex:
             self._require_writer()
             self.commit()
             searcher = self._index.searcher()  # the view copied; its files stay readable
-            if not (self._fold_keys and self._own_text and self._dates):
+            if not (self._fold_keys and self._own_text and self._dates and self._documents):
                 return self._copy_to_current_layout(searcher, progress)
             self.close()  # one writer per index: the big one takes the lock
             try:
@@ -638,7 +670,7 @@ class TantivySearchIndex:
             writer.delete_all_documents()  # the documents added after it stay
             hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
             for done, (_, addr) in enumerate(hits, 1):
-                doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
+                doc = with_link_title(_with_grams(_from_tantivy(searcher.doc(addr)), self._recent))
                 writer.add_document(_to_tantivy(doc))
                 if progress is not None and (done % 1000 == 0 or done == total):
                     progress(done, total)
@@ -658,7 +690,9 @@ class TantivySearchIndex:
 
     def _translate(self, node: Node) -> Query:
         """One query-tree node as a tantivy query (see services/common/domain/query_tree.py)."""
-        if isinstance(node, Term):
+        if isinstance(node, Term) and node.field == "filetype" and not self._documents:
+            query = self._term("url", "")  # an index of an older layout holds no document: no URL is ""
+        elif isinstance(node, Term):
             query = self._term(node.field, node.value)
         elif isinstance(node, Phrase):
             if node.prefix:
