@@ -10,6 +10,9 @@ For each page whose title no other page shares:
   page (title, headings or body): a pasted sentence fragment, which only that page can
   answer.
 
+With ``types``, the query types of ``generate_forgiving`` too (a title or line with
+one wrong character, pinyin, the other region's word, quoted spans).
+
 Everything random comes from one seeded generator and pages are taken in URL order,
 so one seed over one index gives one file.
 
@@ -31,6 +34,7 @@ from services.evaluation.corpus import (
     count_tokens,
     sequence_reader,
 )
+from services.evaluation.generate_forgiving import FORGIVING_TYPES, char_counts, forgiving_queries
 from services.evaluation.judgments import Judgment
 
 QUOTE_CHARS = 10
@@ -38,21 +42,31 @@ QUOTE_CANDIDATES = 6  # spans tried per page before giving up on a unique one
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _HAN_RUN = re.compile(f"[{_HAN}]{{{QUOTE_CHARS},}}")
 TYPES = ("title", "title-words", "body-quote")
+ALL_TYPES = TYPES + FORGIVING_TYPES
 
 
-def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0) -> list[Judgment]:
-    """Judged known-item queries, grouped by type; ``max_pages`` > 0 samples that many
-    pages (seeded) for large sites."""
+def generate(
+    docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0, types: Sequence[str] = TYPES
+) -> list[Judgment]:
+    """Judged known-item queries of ``types`` (``ALL_TYPES``), grouped by type;
+    ``max_pages`` > 0 samples that many pages (seeded) for large sites."""
+    unknown = set(types) - set(ALL_TYPES)
+    if unknown:
+        raise ValueError(f"unknown query type(s): {', '.join(sorted(unknown))}; known: {', '.join(ALL_TYPES)}")
     read = sequence_reader(docs) if isinstance(docs, Sequence) else docs
     rng = random.Random(seed)
     titles: Counter[str] = Counter()
     df: dict[str, int] = {}
     listed: list[tuple[str, str]] = []  # (URL, title) of every page, in reading order
+    forgiving = [t for t in types if t in FORGIVING_TYPES]
+    chars: Counter[str] = Counter()
     for d in read():
         title = _norm_title(d.title)
         titles[title] += 1
         listed.append((d.url, title))
         count_tokens(d, df)
+        if forgiving:
+            chars.update(char_counts([d]))
     urls = [url for url, title in listed if title and titles[title] == 1]
     sampled = bool(max_pages) and len(urls) > max_pages
     if sampled:
@@ -63,8 +77,12 @@ def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages:
         pages.sort(key=lambda d: d.url)
     out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in pages]
     out.extend(_title_word_queries(pages, df, rng))
-    out.extend(_body_quotes(read, pages, rng))
-    return out
+    quotes = _body_quotes(read, pages, rng)
+    out.extend(quotes)
+    if forgiving:
+        spans = {j.relevant[0]: j.query for j in quotes}
+        out.extend(forgiving_queries(pages, spans, read, chars, rng))
+    return [j for j in out if j.qtype in types]
 
 
 def _title_word_queries(pages: Sequence[CorpusDoc], df: dict[str, int], rng: random.Random) -> list[Judgment]:

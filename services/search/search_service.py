@@ -25,6 +25,7 @@ from services.common.runtime.metrics import (
 from services.search.query_plan import Plan, QueryPlanner
 from services.search.query_syntax import (
     ParsedQuery,
+    Part,
     QuerySyntaxError,
     clean_site,
     parse,
@@ -153,12 +154,13 @@ class SearchService:
         # reorder across page boundaries, and each page must follow from the same order.
         margin = max(size_n, 20)
         window = min(MAX_RESULT_WINDOW, page_n * size_n + margin)
-        plan = self._planner.plan(parsed)
-        found = self._run(plan, 0, window)
-        if found.total == 0 and plan.widens:
-            # No page holds every clause: any of them (or a word's parts) will do, best first.
-            plan = self._planner.plan(parsed, any_clause=True)
-            found = self._run(plan, 0, window)
+        plan, found = self._find(parsed, window)
+        unquoted = False
+        if found.total == 0 and any(p.quoted for p in parsed.parts):
+            # The phrases in quotes are nowhere, even across a break: what do the same
+            # words find without quotes? The answer says so (``unquoted``).
+            plan, found = self._find(without_quotes(parsed), window)
+            unquoted = found.total > 0
         # Every hit in hand: every page is made, and counted (copies fold into one
         # result, so there may be fewer than total / size). Pages come out the same
         # however many are made (paginate), so page_n is the one asked for either way.
@@ -176,11 +178,34 @@ class SearchService:
             "site": site,
             "sites": list(parsed.sites),
             "terms": list(plan.highlight),
-            "matched_all": plan.minimum >= plan.clauses,
+            "matched_all": plan.minimum >= plan.clauses and not unquoted,
+            "unquoted": unquoted,
             "notes": list(parsed.notes),
             "more_from_sites": sorted(shown.crowded),
             "results": [self._result(r, plan.highlight) for r in shown.results],
         }
+
+    def _find(self, parsed: ParsedQuery, window: int) -> tuple[Plan, SearchHits]:
+        """The plan that answered and its hits: every clause first; if no page holds
+        them all, any clause; if few pages hold the query as typed, the forgiving plan
+        too, whose other pages come after the exact ones."""
+        plan = self._planner.plan(parsed)
+        exact = self._run(plan, 0, window)
+        quoted = any(p.quoted for p in parsed.parts)
+        few = exact.total == 0 or (exact.total < self._cfg.search_typo_few and plan.unknown)
+        if (few and plan.forgives) or (exact.total == 0 and quoted):
+            # No page, or few and the query has a word no page holds: a page holding
+            # most of its bigrams may be what was meant (one wrong character), and a
+            # quoted phrase none holds may have been copied across a break of the page's
+            # text. If none holds every clause, any of them (or a word's parts) will do.
+            none = exact.total == 0
+            forgiving = self._planner.plan(parsed, any_clause=none, forgiving=True, across=none)
+            return forgiving, after_exact(exact, self._run(forgiving, 0, window))
+        if exact.total == 0 and plan.widens:
+            # No page holds every clause: any of them (or a word's parts) will do, best first.
+            plan = self._planner.plan(parsed, any_clause=True)
+            return plan, self._run(plan, 0, window)
+        return plan, exact
 
     @staticmethod
     def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
@@ -195,3 +220,19 @@ class SearchService:
             "site": hit.site,
             "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
         }
+
+
+def after_exact(exact: SearchHits, forgiving: SearchHits) -> SearchHits:
+    """The pages of the exact query first, in its order, then the forgiving query's
+    others: a page that holds the query as typed outranks one that holds most of it."""
+    if not exact.hits:
+        return forgiving
+    seen = {h.url for h in exact.hits}
+    hits = list(exact.hits) + [h for h in forgiving.hits if h.url not in seen]
+    return SearchHits(total=max(forgiving.total, exact.total), hits=hits[: max(len(forgiving.hits), len(exact.hits))])
+
+
+def without_quotes(parsed: ParsedQuery) -> ParsedQuery:
+    """``parsed`` with every wanted phrase in quotes taken as free text."""
+    groups = tuple(tuple(Part(p.text) for p in group) for group in parsed.groups)
+    return dataclasses.replace(parsed, groups=groups)

@@ -59,7 +59,11 @@ def test_a_fragment_cut_across_words_finds_its_page_first(service: SearchService
 def test_a_quoted_phrase_must_occur_verbatim(service: SearchService) -> None:
     found = _urls(service, '"装镜像"')
     assert found == [url(0, "/install")]  # 下载安装镜像: no page holds 装镜像 split into words
-    assert _urls(service, '"镜像安装"') == []
+    # No page holds 镜像安装: what the same words find without quotes, and the answer says so.
+    unquoted = service.search('"镜像安装"', size=50)
+    assert unquoted["unquoted"] is True and unquoted["matched_all"] is False
+    assert [r["url"] for r in unquoted["results"]] == _urls(service, "镜像安装")
+    assert service.search('"装镜像"')["unquoted"] is False
     assert _urls(service, '"apt-get install"') == [url(0, "/apt")]
 
 
