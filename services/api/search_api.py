@@ -13,8 +13,8 @@ bp = Blueprint("search_api", __name__)
 
 @bp.get("/search")
 def search() -> ResponseReturnValue:
-    """``GET /api/search?q=&page=&size=&site=``: one page of results; 400 with
-    ``{"error": ...}`` for bad parameters."""
+    """``GET /api/search?q=&page=&size=&site=&as_typed=``: one page of results (with
+    ``as_typed=1``, no spelling correction); 400 with ``{"error": ...}`` for bad parameters."""
     service: SearchService = current_app.extensions["tansuo.search"]
     args = request.args
     try:
@@ -23,6 +23,7 @@ def search() -> ResponseReturnValue:
             page=args.get("page", "1"),
             size=args.get("size", "10"),
             site=args.get("site", ""),
+            as_typed=args.get("as_typed", ""),
         )
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400

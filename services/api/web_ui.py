@@ -50,7 +50,7 @@ def index() -> ResponseReturnValue:
     if not q:
         return render_template("search.html", pages_indexed=_count(search_index), **context)
     try:
-        result = service.search(q, page=page, size=PAGE_SIZE, site=site)
+        result = service.search(q, page=page, size=PAGE_SIZE, site=site, as_typed=request.args.get("as_typed", ""))
     except BadQuery as exc:
         context["error"] = str(exc)
         return render_template("search.html", **context), 400

@@ -243,6 +243,10 @@ class QueryPlanner:
         )
         return Bool(should=should, minimum_should_match=1, boost=weight) if should else None
 
+    def exact_grams(self, values: tuple[str, ...]) -> Node:
+        """Bigrams in a row, in title or body (what counts a phrase's pages)."""
+        return self._grams_phrase(values, self._cfg.search_title_grams_boost, self._cfg.search_body_grams_boost)
+
     def exact(self, text: str, across: bool = False) -> Node | None:
         """A quoted phrase: its bigrams, consecutive, in title or body.
 

@@ -33,6 +33,7 @@ from services.search.query_syntax import (
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
 from services.search.snippets import snippet_html, title_html
+from services.search.spelling import SpellingCorrector
 from services.search.term_stats_cache import CachedTermStats
 
 MAX_QUERY_CHARS = 500
@@ -44,6 +45,13 @@ MAX_RESULT_WINDOW = 10_000
 class BadQuery(ValueError):
     """The caller's parameters are invalid; the message says which and why, in a
     form fit to show to the user."""
+
+
+def _as_flag(value: bool | str) -> bool:
+    """A yes/no parameter as the API and the UI pass it: 1, true, yes (or a bool)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 def _as_int(name: str, value: int | str) -> int:
@@ -74,6 +82,7 @@ class SearchService:
             cfg.search_cache_ttl_s,
         )
         self._planner = QueryPlanner(cfg, term_stats)
+        self._corrector = SpellingCorrector(term_stats, self._phrase_count)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
@@ -100,16 +109,20 @@ class SearchService:
                 raise BadQuery(str(exc)) from None
         return q, page_n, size_n, site
 
-    def search(self, q: str, page: int | str = 1, size: int | str = 10, site: str = "") -> dict[str, Any]:
+    def search(
+        self, q: str, page: int | str = 1, size: int | str = 10, site: str = "", as_typed: bool | str = False
+    ) -> dict[str, Any]:
         """One page of results as a JSON-ready dict.
 
         ``snippet`` and ``title_html`` are HTML: page text escaped, matches in ``<em>``.
         ``matched_all`` is False when no page had every word and the results are
-        pages with any of them.
+        pages with any of them. ``did_you_mean`` is a correction of the query's typos
+        (``{"query": ..., "shown": bool}``; shown: the results are the corrected
+        query's, since it found much more) or None; ``as_typed`` asks for none.
         """
         started = time.perf_counter()
         try:
-            result = self._search(started, q, page, size, site)
+            result = self._search(started, q, page, size, site, _as_flag(as_typed))
         except BadQuery:
             SEARCH_REQUESTS.labels(outcome="bad_request").inc()
             raise
@@ -137,31 +150,37 @@ class SearchService:
             return SearchHits(total=0, hits=[])  # e.g. only punctuation: nothing to ask
         return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit))
 
-    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
+    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str, as_typed: bool) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
-        key, version = (q, page_n, size_n, site), self._index.view_version()
+        key, version = (q, page_n, size_n, site, as_typed), self._index.view_version()
         cached = self._cache.get(key, version)
         if cached is not None:
             SEARCH_CACHE_HITS.inc()
             return {**cached, "took_ms": round((time.perf_counter() - started) * 1000, 1)}
-        answer = self._answer(started, q, page_n, size_n, site)
+        answer = self._answer(started, q, page_n, size_n, site, as_typed)
         self._cache.put(key, version, answer)
         return answer
 
-    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str) -> dict[str, Any]:
+    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str, as_typed: bool) -> dict[str, Any]:
         parsed = self.parse(q, site)
         # The window holds the pages before this one too: folding and site diversity
         # reorder across page boundaries, and each page must follow from the same order.
         margin = max(size_n, 20)
         window = min(MAX_RESULT_WINDOW, page_n * size_n + margin)
-        plan, found = self._find(parsed, window)
+        plan, found, exact = self._find(parsed, window)
         unquoted = False
         if found.total == 0 and any(p.quoted for p in parsed.parts):
             # The phrases in quotes are nowhere, even across a break: what do the same
             # words find without quotes? The answer says so (``unquoted``).
-            plan, found = self._find(without_quotes(parsed), window)
+            plan, found, exact = self._find(without_quotes(parsed), window)
             unquoted = found.total > 0
-        # Every hit in hand: every page is made, and counted (copies fold into one
+        did_you_mean = None
+        if not as_typed and not unquoted and (exact < self._cfg.search_typo_few or plan.unknown):
+            corrected = self._corrected(q, site, window, exact)
+            if corrected is not None:
+                did_you_mean, shown = corrected
+                if shown is not None:
+                    parsed, (plan, found, exact) = shown        # Every hit in hand: every page is made, and counted (copies fold into one
         # result, so there may be fewer than total / size). Pages come out the same
         # however many are made (paginate), so page_n is the one asked for either way.
         in_hand = len(found.hits) >= found.total
@@ -180,15 +199,42 @@ class SearchService:
             "terms": list(plan.highlight),
             "matched_all": plan.minimum >= plan.clauses and not unquoted,
             "unquoted": unquoted,
+            "did_you_mean": did_you_mean,
             "notes": list(parsed.notes),
             "more_from_sites": sorted(shown.crowded),
             "results": [self._result(r, plan.highlight) for r in shown.results],
         }
 
-    def _find(self, parsed: ParsedQuery, window: int) -> tuple[Plan, SearchHits]:
-        """The plan that answered and its hits: every clause first; if no page holds
-        them all, any clause; if few pages hold the query as typed, the forgiving plan
-        too, whose other pages come after the exact ones."""
+    def _phrase_count(self, grams: tuple[str, ...]) -> int:
+        """How many pages hold these bigrams in a row, in title or body."""
+        tree = self._planner.exact_grams(grams)
+        return self._index.search(SearchQuery(tree=tree, offset=0, limit=1)).total
+
+    def _corrected(
+        self, q: str, site: str, window: int, exact: int
+    ) -> tuple[dict[str, Any], tuple[ParsedQuery, tuple[Plan, SearchHits, int]] | None] | None:
+        """(the ``did_you_mean`` of the answer, the corrected query's search when its
+        results are to be shown instead), or None when nothing is corrected.
+
+        The corrected query's results are shown when its exact plan finds pages and
+        the query as typed none, or at least ``search_typo_few`` and twice as many
+        (Google's "Showing results for"); else it is only offered."""
+        correction = self._corrector.correct(q)
+        if correction is None:
+            return None
+        try:
+            parsed = self.parse(correction.query, site)
+        except BadQuery:
+            return None
+        found = self._find(parsed, window)
+        better = found[2] > 0 and (exact == 0 or found[2] >= max(self._cfg.search_typo_few, 2 * exact))
+        return {"query": correction.query, "shown": better}, ((parsed, found) if better else None)
+
+    def _find(self, parsed: ParsedQuery, window: int) -> tuple[Plan, SearchHits, int]:
+        """The plan that answered, its hits, and how many pages hold the query as typed:
+        every clause first; if no page holds them all, any clause; if few pages hold
+        the query as typed, the forgiving plan too, whose other pages come after the
+        exact ones."""
         plan = self._planner.plan(parsed)
         exact = self._run(plan, 0, window)
         quoted = any(p.quoted for p in parsed.parts)
@@ -200,12 +246,12 @@ class SearchService:
             # text. If none holds every clause, any of them (or a word's parts) will do.
             none = exact.total == 0
             forgiving = self._planner.plan(parsed, any_clause=none, forgiving=True, across=none)
-            return forgiving, after_exact(exact, self._run(forgiving, 0, window))
+            return forgiving, after_exact(exact, self._run(forgiving, 0, window)), exact.total
         if exact.total == 0 and plan.widens:
             # No page holds every clause: any of them (or a word's parts) will do, best first.
             plan = self._planner.plan(parsed, any_clause=True)
-            return plan, self._run(plan, 0, window)
-        return plan, exact
+            return plan, self._run(plan, 0, window), 0
+        return plan, exact, exact.total
 
     @staticmethod
     def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
