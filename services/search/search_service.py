@@ -178,9 +178,9 @@ class SearchService:
         if not as_typed and not unquoted and (exact < self._cfg.search_typo_few or plan.unknown):
             corrected = self._corrected(q, site, window, exact)
             if corrected is not None:
-                did_you_mean, shown = corrected
-                if shown is not None:
-                    parsed, (plan, found, exact) = shown        # Every hit in hand: every page is made, and counted (copies fold into one
+                did_you_mean, instead = corrected
+                if instead is not None:
+                    parsed, (plan, found, exact) = instead        # Every hit in hand: every page is made, and counted (copies fold into one
         # result, so there may be fewer than total / size). Pages come out the same
         # however many are made (paginate), so page_n is the one asked for either way.
         in_hand = len(found.hits) >= found.total
