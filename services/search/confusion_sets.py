@@ -65,34 +65,47 @@ def _by_shape() -> dict[str, tuple[str, ...]]:
 
 @functools.cache
 def _one_letter_apart() -> dict[str, tuple[str, ...]]:
-    """Each syllable's syllables one letter added, dropped or changed away (shuai and
-    shai: 帅选 typed for 筛选), a slip of the fingers on a pinyin keyboard."""
+    """Each syllable's syllables one letter longer or shorter (shuai and shai: 帅选
+    typed for 筛选), a slip of the fingers on a pinyin keyboard. Changing a letter is
+    left out: su and du, ge and de are different syllables, not slips."""
     same, _ = _by_sound()
     sounds = set(same)
     out: dict[str, tuple[str, ...]] = {}
     letters = "abcdefghijklmnopqrstuvwxyz"
     for s in sounds:
         near = {s[:i] + s[i + 1 :] for i in range(len(s))}
-        near |= {s[:i] + c + s[i + 1 :] for i in range(len(s)) for c in letters}
-        near |= {s[:i] + c + s[i:] for i in range(len(s) + 1) for c in letters}
+        near |= {s[:i] + c + s[i:] for i in range(1, len(s) + 1) for c in letters}
         out[s] = tuple(sorted((near & sounds) - {s}))
     return out
 
 
+# What each kind of candidate costs a correction, as a factor on how much more common
+# its bigrams must be: a same-pinyin slip is the likeliest.
+SAME_SOUND, NEAR_SOUND, SAME_SHAPE, ONE_LETTER = 1.0, 3.0, 3.0, 10.0
+
+
 @functools.lru_cache(maxsize=8192)
-def candidates(ch: str, limit: int = 120) -> tuple[str, ...]:
-    """Characters a user may have meant where ``ch`` was typed, likeliest kinds first:
-    same pinyin, alike in shape, near pinyin, pinyin one letter apart; at most ``limit``."""
+def candidates(ch: str, limit: int = 120) -> tuple[tuple[str, float], ...]:
+    """(character, cost) of each character a user may have meant where ``ch`` was
+    typed, likeliest kinds first: same pinyin, alike in shape, near pinyin, pinyin one
+    letter longer or shorter; at most ``limit``."""
     same, near = _by_sound()
     sound = char_pinyin(ch)
     if not sound:
         return ()
-    out = [c for c in same.get(sound, ()) if c != ch]
-    out += _by_shape().get(ch, ())
-    out += [c for c in near.get(fuzzy_key(sound), ()) if c != ch]
-    # Level-1 characters only from the syllables a letter apart: they are many.
-    out += [c for other in _one_letter_apart().get(sound, ()) for c in same[other][:12] if c != ch]
-    return tuple(dict.fromkeys(out))[:limit]
+    out: dict[str, float] = {}
+    kinds = (
+        (same.get(sound, ()), SAME_SOUND),
+        (_by_shape().get(ch, ()), SAME_SHAPE),
+        (near.get(fuzzy_key(sound), ()), NEAR_SOUND),
+        # Level-1 characters only from the syllables a letter apart: they are many.
+        ([c for other in _one_letter_apart().get(sound, ()) for c in same[other][:12]], ONE_LETTER),
+    )
+    for chars, cost in kinds:
+        for c in chars:
+            if c != ch and c not in out:
+                out[c] = cost
+    return tuple(out.items())[:limit]
 
 
 def sounds_alike(a: str, b: str) -> bool:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from typing import Any
 
+from services.common.analysis.han import HAN
 from services.common.config import Settings
 from services.common.domain.query_tree import can_match
 from services.common.domain.search_types import SearchHits, SearchQuery
@@ -175,8 +177,13 @@ class SearchService:
             plan, found, exact = self._find(without_quotes(parsed), window)
             unquoted = found.total > 0
         did_you_mean = None
-        if not as_typed and not unquoted and (exact < self._cfg.search_typo_few or plan.unknown):
-            corrected = self._corrected(q, site, window, exact)
+        if not as_typed and not unquoted:
+            # Everywhere a bigram of the query is on no page; anywhere in a query that
+            # finds few pages, holds a word no page does, or is one short word (建康, a
+            # city of old in poems, typed for 健康: the correction must be held by many
+            # times the pages).
+            thorough = exact < self._cfg.search_typo_few or plan.unknown or _one_short_run(q)
+            corrected = self._corrected(q, site, window, exact, thorough)
             if corrected is not None:
                 did_you_mean, instead = corrected
                 if instead is not None:
@@ -211,7 +218,7 @@ class SearchService:
         return self._index.search(SearchQuery(tree=tree, offset=0, limit=1)).total
 
     def _corrected(
-        self, q: str, site: str, window: int, exact: int
+        self, q: str, site: str, window: int, exact: int, thorough: bool
     ) -> tuple[dict[str, Any], tuple[ParsedQuery, tuple[Plan, SearchHits, int]] | None] | None:
         """(the ``did_you_mean`` of the answer, the corrected query's search when its
         results are to be shown instead), or None when nothing is corrected.
@@ -219,7 +226,7 @@ class SearchService:
         The corrected query's results are shown when its exact plan finds pages and
         the query as typed none, or at least ``search_typo_few`` and twice as many
         (Google's "Showing results for"); else it is only offered."""
-        correction = self._corrector.correct(q)
+        correction = self._corrector.correct(q, thorough)
         if correction is None:
             return None
         try:
@@ -266,6 +273,14 @@ class SearchService:
             "site": hit.site,
             "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
         }
+
+
+_SHORT_RUN = re.compile(f"[{HAN}]{{2,4}}")
+
+
+def _one_short_run(q: str) -> bool:
+    """Whether the query is one run of two to four Han characters and nothing else."""
+    return _SHORT_RUN.fullmatch(q.strip()) is not None
 
 
 def after_exact(exact: SearchHits, forgiving: SearchHits) -> SearchHits:

@@ -31,12 +31,12 @@ _HAN_RUN = re.compile(f"[{HAN}]{{2,}}")
 _LATIN = re.compile(r"[a-z]{3,20}")
 _WORD_FIELDS = ("title_tokens", "body_tokens")
 MAX_RUN_CHARS = 16
-# A correction must make the run's bigrams this many times more common, and the
-# corrected run be held verbatim by this many times the pages of the run as typed
-# (and by at least MIN_PAGES): a query that finds some pages as typed is seldom wrong.
-MIN_GAIN = 5.0
+# The corrected run must be held verbatim by this many times the pages of the run as
+# typed (and by at least MIN_PAGES): a query that finds some pages as typed is seldom
+# wrong.
+MIN_GAIN = 20.0
 MIN_PAGES = 2
-CHECKED = 4  # corrections checked as whole phrases, best first
+CHECKED = 6  # corrections checked as whole phrases, best first
 _ALPHABET = string.ascii_lowercase + string.digits
 
 
@@ -51,15 +51,17 @@ class SpellingCorrector:
         self._term_stats = term_stats
         self._phrase_count = phrase_count
 
-    def correct(self, query: str) -> Correction | None:
-        """The query with its likely typos corrected; None when nothing needs it."""
+    def correct(self, query: str, thorough: bool = True) -> Correction | None:
+        """The query with its likely typos corrected; None when nothing needs it.
+        Without ``thorough``, only where a bigram of the query is on no page (cheap: a
+        query whose bigrams all occur is left as typed)."""
         folded = fold(query)
         out = list(query)
         changes: list[tuple[str, str]] = []
         for m in _HAN_RUN.finditer(folded):
             if m.end() - m.start() > MAX_RUN_CHARS:
                 continue
-            fixed = self._correct_run(m.group())
+            fixed = self._correct_run(m.group(), thorough)
             if fixed is not None:
                 at, ch = fixed
                 changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
@@ -84,38 +86,55 @@ class SpellingCorrector:
         n = len(fields)
         return {v: max(dfs[i * n : (i + 1) * n]) for i, v in enumerate(values)}
 
-    def _correct_run(self, run: str) -> tuple[int, str] | None:
+    def _correct_run(self, run: str, thorough: bool) -> tuple[int, str] | None:
         """(position, character) of the best one-character correction of a folded Han
         run, or None."""
         old = [run[j : j + 2] for j in range(len(run) - 1)]
         old_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), old)
         missing = [j for j, g in enumerate(old) if old_df[g] == 0]
+        if not missing and not thorough:
+            return None
         # Where a bigram is on no page, the typo touches it; else any character may be it.
         positions = sorted({i for j in missing for i in (j, j + 1)}) if missing else range(len(run))
-        trials: dict[tuple[int, str], list[str]] = {}
+        trials: dict[tuple[int, str], tuple[float, list[str]]] = {}
         for i in positions:
-            for ch in candidates(run[i]):
+            for ch, cost in candidates(run[i]):
                 new = run[:i] + ch + run[i + 1 :]
-                trials[(i, ch)] = [new[j : j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1]
-        new_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), [g for grams in trials.values() for g in grams])
+                trials[(i, ch)] = cost, [new[j : j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1]
+        new_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), [g for _, grams in trials.values() for g in grams])
 
-        def gain(i: int, grams: list[str]) -> float:
+        def gain(i: int, cost: float, grams: list[str]) -> float:
             before = [old[j] for j in (i - 1, i) if 0 <= j < len(old)]
-            return sum(math.log1p(new_df[g]) for g in grams) - sum(math.log1p(old_df[g]) for g in before)
+            new = sum(math.log1p(new_df[g]) for g in grams) - sum(math.log1p(old_df[g]) for g in before)
+            return new - math.log(cost)
 
         scored = sorted(
-            ((gain(i, grams), i, ch) for (i, ch), grams in trials.items() if all(new_df[g] > 0 for g in grams)),
+            ((gain(i, cost, grams), i, ch) for (i, ch), (cost, grams) in trials.items()
+             if all(new_df[g] > 0 for g in grams)),
             reverse=True,
-        )
-        best = [(i, ch) for g, i, ch in scored[:CHECKED] if g >= math.log(MIN_GAIN)]
+        )  # fmt: skip
+        # The bigrams' gain only ranks the candidates: an idiom's (默默无文 for 默默无闻)
+        # is small, its whole phrase decides (``_held``).
+        best = [(i, ch) for g, i, ch in scored[:CHECKED] if g > 0]
         if not best:
             return None
-        typed = self._phrase_count(tuple(old))
-        counted = [(self._phrase_count(_grams_of(run[:i] + ch + run[i + 1 :])), i, ch) for i, ch in best]
-        pages, i, ch = max(counted, key=lambda c: c[0])
-        if pages >= max(MIN_PAGES, MIN_GAIN * typed):
-            return i, ch
+        fixes = [run[:i] + ch + run[i + 1 :] for i, ch in best]
+        typed, counts = self._held(run, fixes)
+        pages, at = max((c, k) for k, c in enumerate(counts))
+        # A run no page holds (a 4-character idiom mistyped) is corrected to one a single
+        # page holds; a run some page holds needs a correction many times as common.
+        if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else 1):
+            return best[at]
         return None
+
+    def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:
+        """How many pages hold the run as typed, and each correction of it: as a word
+        for two characters (a pair of characters is a bigram of many words: 市的,
+        高度 must not stand in for 师大, 告诉), else as a phrase."""
+        if len(run) == 2:
+            dfs = self._dfs(_WORD_FIELDS, [run, *fixes])
+            return dfs[run], [dfs[f] for f in fixes]
+        return self._phrase_count(_grams_of(run)), [self._phrase_count(_grams_of(f)) for f in fixes]
 
     def _correct_word(self, word: str) -> str | None:
         """The most common word one edit from a Latin word that no page holds, or None."""
