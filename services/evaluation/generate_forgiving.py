@@ -3,11 +3,13 @@
 Each query has its page as the answer, as the known items of ``generate`` do, and is
 made from a page whose title no other page shares:
 
-- ``typo-title``: the title with one Han character replaced by another of the same
-  pinyin (tones ignored), the one the site itself uses most: what a pinyin input
-  method offers first when the user picks the wrong candidate (数据头视表).
-- ``typo-line``: a 10-character span of the body found on no other page, typed with
-  one character replaced that way (a line remembered, one character wrong).
+- ``typo-title``: the title typed in simplified script with one Han character
+  replaced by another of the same pinyin (tones ignored), the one the site itself uses
+  most: what a pinyin input method offers first when the user picks the wrong
+  candidate (数据头视表).
+- ``typo-line``: a 10-character span of the body found on no other page, typed in
+  simplified script with one character replaced that way (a line remembered, one
+  character wrong).
 - ``pinyin``: a title of 2 to 6 Han characters typed in toneless pinyin, run together
   (shujutoushibiao).
 - ``regional``: 2 or 3 title words, one of them replaced by its name in the other
@@ -27,6 +29,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from services.common.analysis import fold
 from services.common.analysis.han import HAN
 from services.common.analysis.pinyin_keys import char_pinyin, pinyin_of
 from services.common.analysis.regional import regional_variants
@@ -66,10 +69,18 @@ class Homophones:
 
 
 def char_counts(docs: Iterable[CorpusDoc]) -> Counter[str]:
+    """How often the site uses each Han character, in simplified script (as typed)."""
     counts: Counter[str] = Counter()
     for d in docs:
-        counts.update(_HAN_CHAR.findall(d.text))
+        counts.update(_HAN_CHAR.findall(fold(d.text)))
     return counts
+
+
+def simplified(text: str) -> str:
+    """``text`` as a user of a simplified-script input method types it: its Han
+    characters folded (軟 → 软), everything else as it is."""
+    folded = fold(text)
+    return "".join(f if _HAN_CHAR.match(c) else c for c, f in zip(text, folded, strict=True))
 
 
 def with_one_typo(text: str, homophones: Homophones, rng: random.Random) -> str | None:
@@ -96,12 +107,12 @@ def forgiving_queries(
     homophones = Homophones(counts)
     out: list[Judgment] = []
     for d in pages:
-        typo = with_one_typo(d.title, homophones, rng) if len(_HAN_CHAR.findall(d.title)) >= 4 else None
-        if typo is not None and typo != d.title:
+        typo = with_one_typo(simplified(d.title), homophones, rng) if len(_HAN_CHAR.findall(d.title)) >= 4 else None
+        if typo is not None and typo != simplified(d.title):
             out.append(Judgment("typo-title", " ".join(typo.split()), (d.url,)))
     for d in pages:
         span = quotes.get(d.url)
-        typo = with_one_typo(span, homophones, rng) if span else None
+        typo = with_one_typo(simplified(span), homophones, rng) if span else None
         if typo is not None:
             out.append(Judgment("typo-line", typo, (d.url,)))
     out.extend(_pinyin_titles(pages))
