@@ -78,8 +78,8 @@ def draw(n: int) -> tuple[list[str], list[str]]:
     """(the million-page benchmark's queries, each with one wrong character)."""
     from bench.scale.scale_queries import draw as draw_scale
     from bench.sites.scale_corpus import load_corpus
-    from services.evaluation.generate_forgiving import Homophones, char_counts, with_one_typo
     from services.evaluation.corpus import CorpusDoc
+    from services.evaluation.generate_forgiving import Homophones, char_counts, with_one_typo
 
     corpus = load_corpus()
     plain = [q.text for q in draw_scale(corpus, n)]
