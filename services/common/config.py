@@ -207,6 +207,9 @@ class Settings(BaseSettings):
     search_typo_min_grams: int = Field(default=4, ge=1)
     search_typo_few: int = Field(default=10, ge=0)
     search_typo_chars: int = Field(default=1, ge=0)
+    # A one-word query (2-4 Han characters) is checked for a typo that is itself a word
+    # (建康 for 健康) only when fewer than this share of the pages hold it.
+    search_typo_rare_share: float = Field(default=0.005, ge=0, le=1)
     search_title_grams_boost: float = 3.0
     search_body_grams_boost: float = 1.0
     search_pagerank_weight: float = 1.5

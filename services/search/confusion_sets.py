@@ -11,14 +11,17 @@ for a character are:
 - those alike in shape (pycorrector's ``same_stroke`` groups, Apache-2.0, in
   ``data/same_shape.txt``).
 
-Candidates come from GB2312's 6,763 characters (level 1, the 3,755 most used, first),
-so a correction never proposes a rare character the index would not hold anyway.
+Candidates come from GB2312's 6,763 characters, the most used first (jieba's
+dictionary frequencies), so a correction never proposes a rare character the index
+would not hold anyway.
 """
 
 from __future__ import annotations
 
 import functools
 from importlib import resources
+
+import rjieba
 
 from services.common.analysis.pinyin_keys import char_pinyin, fuzzy_key
 
@@ -39,10 +42,11 @@ def _inventory() -> tuple[str, ...]:
 
 @functools.cache
 def _by_sound() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(toneless pinyin → characters, fuzzy key → characters), each in inventory order."""
+    """(toneless pinyin → characters, fuzzy key → characters), each most used first
+    (by the segmenter's dictionary frequencies, which rjieba gives)."""
     same: dict[str, list[str]] = {}
     near: dict[str, list[str]] = {}
-    for ch in _inventory():
+    for ch in sorted(_inventory(), key=lambda c: -rjieba.suggest_freq(c)):
         sound = char_pinyin(ch)
         if sound:
             same.setdefault(sound, []).append(ch)
@@ -112,3 +116,8 @@ def sounds_alike(a: str, b: str) -> bool:
     """Whether two characters share a toneless or near pinyin (an input method's slip)."""
     pa, pb = char_pinyin(a), char_pinyin(b)
     return bool(pa) and bool(pb) and (pa == pb or fuzzy_key(pa) == fuzzy_key(pb))
+
+
+def inventory_by_sound() -> dict[str, list[str]]:
+    """Toneless pinyin → its GB2312 characters, most used first (for pinyin queries)."""
+    return _by_sound()[0]

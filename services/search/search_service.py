@@ -24,6 +24,7 @@ from services.common.runtime.metrics import (
     SEARCH_DURATION,
     SEARCH_REQUESTS,
 )
+from services.search.pinyin_query import PinyinReader
 from services.search.query_plan import Plan, QueryPlanner
 from services.search.query_syntax import (
     ParsedQuery,
@@ -35,7 +36,7 @@ from services.search.query_syntax import (
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
 from services.search.snippets import snippet_html, title_html
-from services.search.spelling import SpellingCorrector
+from services.search.spelling import Correction, SpellingCorrector
 from services.search.term_stats_cache import CachedTermStats
 
 MAX_QUERY_CHARS = 500
@@ -83,8 +84,10 @@ class SearchService:
             16 * cfg.search_cache_entries,
             cfg.search_cache_ttl_s,
         )
+        self._term_stats = term_stats
         self._planner = QueryPlanner(cfg, term_stats)
         self._corrector = SpellingCorrector(term_stats, self._phrase_count)
+        self._pinyin = PinyinReader(term_stats)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
@@ -179,11 +182,14 @@ class SearchService:
         did_you_mean = None
         if not as_typed and not unquoted:
             # Everywhere a bigram of the query is on no page; anywhere in a query that
-            # finds few pages, holds a word no page does, or is one short word (建康, a
-            # city of old in poems, typed for 健康: the correction must be held by many
-            # times the pages).
-            thorough = exact < self._cfg.search_typo_few or plan.unknown or _one_short_run(q)
-            corrected = self._corrected(q, site, window, exact, thorough)
+            # finds few pages, holds a word no page does, or is one short word few pages
+            # hold verbatim (建康, a city of old in poems, typed for 健康: the correction
+            # must be held by many times the pages). A common word is left alone: most
+            # one-word queries are, and trying each character's candidates is the
+            # costliest part of a correction.
+            thorough = exact < self._cfg.search_typo_few or plan.unknown
+            rare = int(self._cfg.search_typo_rare_share * self._term_stats([])[0]) if _one_short_run(q) else 0
+            corrected = self._corrected(q, site, window, exact, thorough, rare)
             if corrected is not None:
                 did_you_mean, instead = corrected
                 if instead is not None:
@@ -212,13 +218,23 @@ class SearchService:
             "results": [self._result(r, plan.highlight) for r in shown.results],
         }
 
+    def _pinyin_like(self, q: str) -> bool:
+        """Whether the query may be pinyin: letters only, no Chinese, and each of its
+        words held by fewer than ``search_typo_rare_share`` of the pages (excel,
+        linux, vlookup are searched as typed)."""
+        words = q.lower().split()
+        if not words or not all(w.isascii() and w.isalpha() for w in words):
+            return False
+        docs, dfs = self._term_stats([(f, w) for w in words for f in ("title_tokens", "body_tokens")])
+        return max(dfs) < max(1, self._cfg.search_typo_rare_share * docs)
+
     def _phrase_count(self, grams: tuple[str, ...]) -> int:
         """How many pages hold these bigrams in a row, in title or body."""
         tree = self._planner.exact_grams(grams)
         return self._index.search(SearchQuery(tree=tree, offset=0, limit=1)).total
 
     def _corrected(
-        self, q: str, site: str, window: int, exact: int, thorough: bool
+        self, q: str, site: str, window: int, exact: int, thorough: bool, rare: int
     ) -> tuple[dict[str, Any], tuple[ParsedQuery, tuple[Plan, SearchHits, int]] | None] | None:
         """(the ``did_you_mean`` of the answer, the corrected query's search when its
         results are to be shown instead), or None when nothing is corrected.
@@ -226,7 +242,8 @@ class SearchService:
         The corrected query's results are shown when its exact plan finds pages and
         the query as typed none, or at least ``search_typo_few`` and twice as many
         (Google's "Showing results for"); else it is only offered."""
-        correction = self._corrector.correct(q, thorough)
+        spelled = self._pinyin.read(q) if self._pinyin_like(q) else None
+        correction = Correction(spelled, ((q, spelled),)) if spelled else self._corrector.correct(q, thorough, rare)
         if correction is None:
             return None
         try:

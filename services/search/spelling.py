@@ -51,17 +51,18 @@ class SpellingCorrector:
         self._term_stats = term_stats
         self._phrase_count = phrase_count
 
-    def correct(self, query: str, thorough: bool = True) -> Correction | None:
+    def correct(self, query: str, thorough: bool = True, rare: int = 0) -> Correction | None:
         """The query with its likely typos corrected; None when nothing needs it.
-        Without ``thorough``, only where a bigram of the query is on no page (cheap: a
-        query whose bigrams all occur is left as typed)."""
+        Without ``thorough``, only where a bigram of the query is on no page, or a run
+        one of whose bigrams fewer than ``rare`` pages hold (cheap: a query whose
+        bigrams are all common is left as typed)."""
         folded = fold(query)
         out = list(query)
         changes: list[tuple[str, str]] = []
         for m in _HAN_RUN.finditer(folded):
             if m.end() - m.start() > MAX_RUN_CHARS:
                 continue
-            fixed = self._correct_run(m.group(), thorough)
+            fixed = self._correct_run(m.group(), thorough, rare)
             if fixed is not None:
                 at, ch = fixed
                 changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
@@ -86,13 +87,13 @@ class SpellingCorrector:
         n = len(fields)
         return {v: max(dfs[i * n : (i + 1) * n]) for i, v in enumerate(values)}
 
-    def _correct_run(self, run: str, thorough: bool) -> tuple[int, str] | None:
+    def _correct_run(self, run: str, thorough: bool, rare: int) -> tuple[int, str] | None:
         """(position, character) of the best one-character correction of a folded Han
         run, or None."""
         old = [run[j : j + 2] for j in range(len(run) - 1)]
         old_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), old)
         missing = [j for j, g in enumerate(old) if old_df[g] == 0]
-        if not missing and not thorough:
+        if not missing and not thorough and min(old_df.values()) >= rare:
             return None
         # Where a bigram is on no page, the typo touches it; else any character may be it.
         positions = sorted({i for j in missing for i in (j, j + 1)}) if missing else range(len(run))

@@ -256,3 +256,12 @@ def test_a_mistyped_query_shows_what_its_correction_finds_unless_asked_as_typed(
     assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
     assert service.search("防火墙配制", as_typed=True)["did_you_mean"] is None
     assert service.search("防火墙配置")["did_you_mean"] is None
+
+
+def test_a_query_in_pinyin_finds_the_words_it_spells_but_a_latin_word_pages_hold_is_searched_as_typed(
+    service: SearchService,
+) -> None:
+    out = service.search("fanghuoqiang")  # no page holds it: read as the Chinese it spells
+    assert out["did_you_mean"] == {"query": "防火墙", "shown": True}
+    assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
+    assert service.search("rsync")["did_you_mean"] is None
