@@ -203,7 +203,7 @@ class Settings(BaseSettings):
     # page, or fewer than search_typo_few and one of its words is on no page, to
     # select pages holding all but search_typo_chars characters' worth of them.
     search_typo_gram_weight: float = Field(default=0.3, ge=0)
-    search_typo_part_boost: float = Field(default=4.0, ge=0)  # each third of a long run, verbatim
+    search_typo_part_boost: float = Field(default=8.0, ge=0)  # each third of a long run, verbatim (bodies at half)
     search_typo_min_grams: int = Field(default=4, ge=1)
     search_typo_few: int = Field(default=10, ge=0)
     search_typo_chars: int = Field(default=1, ge=0)

@@ -228,9 +228,9 @@ class SearchService:
         docs, dfs = self._term_stats([(f, w) for w in words for f in ("title_tokens", "body_tokens")])
         return max(dfs) < max(1, self._cfg.search_typo_rare_share * docs)
 
-    def _phrase_count(self, grams: tuple[str, ...]) -> int:
-        """How many pages hold these bigrams in a row, in title or body."""
-        tree = self._planner.exact_grams(grams)
+    def _phrase_count(self, grams: tuple[str, ...], titles_only: bool) -> int:
+        """How many pages hold these bigrams in a row, in title or body (or in titles)."""
+        tree = self._planner.exact_grams(grams, titles_only)
         return self._index.search(SearchQuery(tree=tree, offset=0, limit=1)).total
 
     def _corrected(

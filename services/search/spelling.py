@@ -25,7 +25,7 @@ from services.search.confusion_sets import candidates
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
-PhraseCount = Callable[[tuple[str, ...]], int]
+PhraseCount = Callable[[tuple[str, ...], bool], int]  # (bigrams, in titles only) -> pages
 
 _HAN_RUN = re.compile(f"[{HAN}]{{2,}}")
 _LATIN = re.compile(r"[a-z]{3,20}")
@@ -119,6 +119,8 @@ class SpellingCorrector:
         best = [(i, ch) for g, i, ch in scored[:CHECKED] if g > 0]
         if not best:
             return None
+        if self._phrase_count(tuple(old), True):
+            return None  # a title holds the run as typed: a name, not a typo (探雪, a poem's)
         fixes = [run[:i] + ch + run[i + 1 :] for i, ch in best]
         typed, counts = self._held(run, fixes)
         pages, at = max((c, k) for k, c in enumerate(counts))
@@ -135,7 +137,7 @@ class SpellingCorrector:
         if len(run) == 2:
             dfs = self._dfs(_WORD_FIELDS, [run, *fixes])
             return dfs[run], [dfs[f] for f in fixes]
-        return self._phrase_count(_grams_of(run)), [self._phrase_count(_grams_of(f)) for f in fixes]
+        return self._phrase_count(_grams_of(run), False), [self._phrase_count(_grams_of(f), False) for f in fixes]
 
     def _correct_word(self, word: str) -> str | None:
         """The most common word one edit from a Latin word that no page holds, or None."""
