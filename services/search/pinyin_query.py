@@ -26,10 +26,11 @@ TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
 
 _LETTERS = re.compile(r"[a-z]+(?: [a-z]+)*")
 BEAM = 8
+MAX_WORD_CHARS = 4  # a reading this short is taken as a word where one is held
 MAX_SYLLABLES = 8
 MAX_INITIALS = 6
-_PER_SOUND = 30  # characters tried for a syllable, most used first
-_PER_INITIAL = 60  # for an initial
+_PER_SOUND = 60  # characters tried for a syllable, most used first
+_PER_INITIAL = 100  # for an initial
 _MISSING = -4.0  # a pair of characters no page holds, in log pages
 
 
@@ -99,8 +100,19 @@ class PinyinReader:
                 for c in chars
             ]
             grown.sort(key=lambda pair: -pair[0])
-            beam = grown[: BEAM if position < len(choices) - 1 else 1]
-        score, text = beam[0]
-        if score <= 0:
-            return None  # no pair of it on any page
-        return text
+            # A short reading's last step keeps more, for the choice of the word below.
+            last = position == len(choices) - 1 and len(choices) <= MAX_WORD_CHARS
+            beam = grown[: 4 * BEAM if last else BEAM]
+        beam = [(score, text) for score, text in beam if score > 0]  # some pair of it on a page
+        if not beam:
+            return None
+        if len(choices) <= MAX_WORD_CHARS:
+            # A word is what a short reading should be: the one most pages hold as a
+            # word (经济 for jj, not 九九, whose pair runs across words more often).
+            fields = ("title_tokens", "body_tokens")
+            _, dfs = self._term_stats([(f, text) for _, text in beam for f in fields])
+            held = [(max(dfs[2 * i], dfs[2 * i + 1]), -i) for i in range(len(beam))]
+            pages, at = max(held)
+            if pages > 0:
+                return beam[-at][1]
+        return beam[0][1]
