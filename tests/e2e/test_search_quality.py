@@ -26,7 +26,7 @@ from .conftest import CACHE, run_cli
 pytestmark = pytest.mark.e2e
 
 FLOORS = {"title": 0.98, "title-words": 0.95, "body-quote": 0.97, "overall": 0.96}  # MRR@10
-BASELINES = ("bm25", "tfidf", "pr-hits")
+BASELINES = ("bm25", "bm25-grams", "tfidf", "pr-hits")
 SEED = 1
 HAND_JUDGED = Path(__file__).resolve().parents[2] / "bench" / "queries" / "demo-site.tsv"
 
