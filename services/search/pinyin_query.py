@@ -27,10 +27,11 @@ TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
 _LETTERS = re.compile(r"[a-z]+(?: [a-z]+)*")
 BEAM = 8
 MAX_WORD_CHARS = 4  # a reading this short is taken as a word where one is held
+INITIALS_READINGS = 3  # the words searched for a query of initials
 MAX_SYLLABLES = 8
 MAX_INITIALS = 6
 _PER_SOUND = 60  # characters tried for a syllable, most used first
-_PER_INITIAL = 100  # for an initial
+_PER_INITIAL = 150  # for an initial
 _MISSING = -4.0  # a pair of characters no page holds, in log pages
 
 
@@ -60,6 +61,13 @@ def _by_initial() -> dict[str, tuple[str, ...]]:
     for sound, chars in inventory_by_sound().items():
         out.setdefault(sound[0], []).extend(chars)
     return {k: tuple(sorted(v, key=lambda c: -rjieba.suggest_freq(c))) for k, v in out.items()}
+
+
+def _by_initials(query: str) -> bool:
+    """Whether a pinyin query is read as initials (it does not cut into syllables)."""
+    letters = query.strip().lower().replace(" ", "")
+    syllables = split_syllables(letters)
+    return syllables is None or not 2 <= len(syllables) <= MAX_SYLLABLES
 
 
 def slots(query: str) -> list[tuple[str, ...]] | None:
@@ -109,10 +117,12 @@ class PinyinReader:
         if len(choices) <= MAX_WORD_CHARS:
             # A word is what a short reading should be: the one most pages hold as a
             # word (经济 for jj, not 九九, whose pair runs across words more often).
+            # Initials stand for many words alike (jj: 经济, 解决, 积极): the few most
+            # held are all searched, as an input method lists its first candidates.
             fields = ("title_tokens", "body_tokens")
             _, dfs = self._term_stats([(f, text) for _, text in beam for f in fields])
-            held = [(max(dfs[2 * i], dfs[2 * i + 1]), -i) for i in range(len(beam))]
-            pages, at = max(held)
-            if pages > 0:
-                return beam[-at][1]
+            held = sorted(((max(dfs[2 * i], dfs[2 * i + 1]), -i) for i in range(len(beam))), reverse=True)
+            words = [beam[-at][1] for pages, at in held if pages > 0]
+            if words:
+                return " OR ".join(words[: INITIALS_READINGS if _by_initials(query) else 1])
         return beam[0][1]
