@@ -29,6 +29,7 @@ PhraseCount = Callable[[tuple[str, ...], bool], int]  # (bigrams, in titles only
 
 _HAN_RUN = re.compile(f"[{HAN}]{{2,}}")
 _LATIN = re.compile(r"[a-z]{3,20}")
+_OPERATOR = re.compile(r"-?site[:：]\S*")
 _WORD_FIELDS = ("title_tokens", "body_tokens")
 MAX_RUN_CHARS = 16
 SHORT_RUN_CHARS = 4  # a run tried even in a query that finds many pages
@@ -68,9 +69,12 @@ class SpellingCorrector:
                 at, ch = fixed
                 changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
                 out[m.start() + at] = ch
+        operators = [o.span() for o in _OPERATOR.finditer(folded)]
         for m in _LATIN.finditer(folded):
-            if _inside_word(folded, m.start(), m.end()):
+            if _inside_word(folded, m.start(), m.end()) or m.group() == "or":
                 continue
+            if any(a < m.end() and m.start() < b for a, b in operators):
+                continue  # site:host is the query language's, not a word to correct
             word = self._correct_word(m.group())
             if word is not None:
                 changes.append((query[m.start() : m.end()], word))

@@ -71,3 +71,11 @@ def test_pinyin_is_read_as_the_characters_the_pages_hold() -> None:
     assert reader.read("shujutoushibiao") == "数据透视表"
     assert reader.read("zidong shaixuan") == "自动筛选"
     assert reader.read("qwxz") is None  # no reading any page holds a pair of
+
+
+def test_the_query_language_is_not_corrected() -> None:
+    corrector = SpellingCorrector(term_stats, phrase_count)
+    fixed = corrector.correct("数据头视表 site:docs.example.cn")
+    assert fixed is not None and fixed.query == "数据透视表 site:docs.example.cn"
+    fixed = corrector.correct("vlookp OR 条件格式")
+    assert fixed is not None and fixed.query == "vlookup OR 条件格式"  # OR stays, not "for" or "of"
