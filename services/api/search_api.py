@@ -16,8 +16,9 @@ bp = Blueprint("search_api", __name__)
 
 @bp.get("/search")
 def search() -> ResponseReturnValue:
-    """``GET /api/search?q=&page=&size=&site=&sort=``: one page of results; 400 with
-    ``{"error": ...}`` for bad parameters."""
+    """``GET /api/search?q=&page=&size=&site=&sort=&as_typed=``: one page of results
+    (with ``as_typed=1``, no spelling correction); 400 with ``{"error": ...}`` for bad
+    parameters."""
     ctx = api_context()
     args = request.args
     try:
@@ -27,6 +28,7 @@ def search() -> ResponseReturnValue:
             size=args.get("size", "10"),
             site=checked_site(args.get("site", "")),
             sort=args.get("sort", "relevance"),
+            as_typed=args.get("as_typed", ""),
         )
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400

@@ -60,7 +60,8 @@ def index() -> ResponseReturnValue:
             if "page" in request.args:  # a page number alone must still be one (the schema's minimum: 1)
                 service.validate("-", page, PAGE_SIZE, site)
             return render_template("search.html", pages_indexed=_count(search_index), **context)
-        result = service.search(q, page=page, size=PAGE_SIZE, site=site, sort=sort)
+        result = service.search(q, page=page, size=PAGE_SIZE, site=site, sort=sort,
+                                as_typed=request.args.get("as_typed", ""))
     except BadQuery as exc:
         context["error"] = query_error(str(exc))
         return render_template("search.html", **context), 400

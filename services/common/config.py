@@ -213,12 +213,29 @@ class Settings(BaseSettings):
     # saves the term-statistics call of each query. docs/ranking.md has the figures.
     search_field_idf_cap: float = Field(default=3.0, ge=0)
     search_synonym_weight: float = Field(default=0.8, ge=0)  # another name of a query word
+    search_regional_weight: float = Field(default=1.0, ge=0)  # its other region's name (列印 for 打印)
+    # A nickname (excel, ppt, word) only adds score, at this weight: it steers towards
+    # its module's pages, which rarely name it.
+    search_nickname_weight: float = Field(default=0.5, ge=0)
     search_gram_boost: float = 0.5
     # Only a query of up to this many wanted clauses matches its words by their bigrams
     # too: in a longer one a page matches by a share of the words anyway, and the words'
     # bigram phrases were the costliest part of a long query (docs/ranking.md).
     search_word_grams_up_to: int = Field(default=4, ge=0)
     search_gram_phrase_boost: float = 4.0
+    # Typos (docs/ranking.md, "Forgiving search"): the free text's bigrams as terms, in
+    # any order, weigh this much beside the title and body gram boosts, as score for a
+    # run of at least search_typo_min_grams bigrams, and, when the exact query finds no
+    # page, or fewer than search_typo_few and one of its words is on no page, to
+    # select pages holding all but search_typo_chars characters' worth of them.
+    search_typo_gram_weight: float = Field(default=0.3, ge=0)
+    search_typo_part_boost: float = Field(default=8.0, ge=0)  # each third of a long run, verbatim (bodies at half)
+    search_typo_min_grams: int = Field(default=4, ge=1)
+    search_typo_few: int = Field(default=10, ge=0)
+    search_typo_chars: int = Field(default=1, ge=0)
+    # A one-word query (2-4 Han characters) is checked for a typo that is itself a word
+    # (建康 for 健康) only when fewer than this share of the pages hold it.
+    search_typo_rare_share: float = Field(default=0.005, ge=0, le=1)
     search_title_grams_boost: float = 3.0
     search_body_grams_boost: float = 1.0
     search_pagerank_weight: float = 1.5

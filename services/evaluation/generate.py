@@ -16,6 +16,9 @@ For each page whose title no other page shares:
   is often not in the file at all. Documents take part in ``body-quote`` too, and in
   ``title`` and ``title-words`` when they have a real title of their own.
 
+With ``types``, the query types of ``generate_forgiving`` too (a title or line with
+one wrong character, pinyin, the other region's word, quoted spans).
+
 Everything random comes from one seeded generator and pages are taken in URL order,
 so one seed over one index gives one file.
 
@@ -37,6 +40,7 @@ from services.evaluation.corpus import (
     count_tokens,
     sequence_reader,
 )
+from services.evaluation.generate_forgiving import FORGIVING_TYPES, char_counts, forgiving_queries
 from services.evaluation.judgments import Judgment
 from services.evaluation.tokens import tokenize
 
@@ -45,11 +49,17 @@ QUOTE_CANDIDATES = 6  # spans tried per page before giving up on a unique one
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _HAN_RUN = re.compile(f"[{_HAN}]{{{QUOTE_CHARS},}}")
 TYPES = ("title", "title-words", "body-quote", "link-text")
+ALL_TYPES = TYPES + FORGIVING_TYPES
 
 
-def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0) -> list[Judgment]:
-    """Judged known-item queries, grouped by type; ``max_pages`` > 0 samples that many
-    pages (seeded) for large sites."""
+def generate(
+    docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0, types: Sequence[str] = TYPES
+) -> list[Judgment]:
+    """Judged known-item queries of ``types`` (``ALL_TYPES``), grouped by type;
+    ``max_pages`` > 0 samples that many pages (seeded) for large sites."""
+    unknown = set(types) - set(ALL_TYPES)
+    if unknown:
+        raise ValueError(f"unknown query type(s): {', '.join(sorted(unknown))}; known: {', '.join(ALL_TYPES)}")
     read = sequence_reader(docs) if isinstance(docs, Sequence) else docs
     rng = random.Random(seed)
     titles: Counter[str] = Counter()
@@ -57,6 +67,8 @@ def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages:
     listed: list[tuple[str, str]] = []  # (URL, title) of every page, in reading order
     links: Counter[str] = Counter()
     linked: list[tuple[str, str]] = []  # (URL, link text) of every document
+    forgiving = [t for t in types if t in FORGIVING_TYPES]
+    chars: Counter[str] = Counter()
     for d in read():
         title = _norm_title(d.title)
         titles[title] += 1
@@ -66,6 +78,8 @@ def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages:
             text = _norm_title(d.link_text)
             links[text] += 1
             linked.append((d.url, text))
+        if forgiving:
+            chars.update(char_counts([d]))
     documents = {url: text for url, text in linked if links[text] == 1}
     urls = [url for url, title in listed if (title and titles[title] == 1) or url in documents]
     sampled = bool(max_pages) and len(urls) > max_pages
@@ -78,9 +92,13 @@ def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages:
     titled = [d for d in pages if d.title and titles[_norm_title(d.title)] == 1]
     out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in titled]
     out.extend(_title_word_queries(titled, df, rng))
-    out.extend(_body_quotes(read, pages, rng))
+    quotes = _body_quotes(read, pages, rng)
+    out.extend(quotes)
     out.extend(Judgment("link-text", documents[d.url], (d.url,)) for d in pages if d.url in documents)
-    return out
+    if forgiving:
+        spans = {j.relevant[0]: j.query for j in quotes}
+        out.extend(forgiving_queries(titled, spans, read, chars, rng))
+    return [j for j in out if j.qtype in types]
 
 
 def _title_word_queries(pages: Sequence[CorpusDoc], df: dict[str, int], rng: random.Random) -> list[Judgment]:

@@ -124,3 +124,19 @@ def test_a_document_gets_its_link_text_as_a_query_when_no_other_document_shares_
     made = generate(docs)
     assert any(j.qtype == "body-quote" and j.relevant == ("http://x/a.pdf",) for j in made)
     assert not any(j.qtype == "title" and j.relevant == ("http://x/a.pdf",) for j in made)
+def test_the_forgiving_types_are_what_their_pages_say_slightly_wrong():
+    from services.common.analysis.pinyin_keys import pinyin_of
+    from services.evaluation.generate import ALL_TYPES
+
+    docs = [*DOCS, doc("http://a.cn/6", "打印预览", "打印之前先看预览。\n打印范围\n设置纸张大小和方向。")]
+    got = by_type(generate(docs, seed=3, types=ALL_TYPES))
+    assert "title" in got and "typo-title" in got
+    for url, typo in got["typo-title"].items():
+        title = next(d.title for d in docs if d.url == url)
+        wrong = [(a, b) for a, b in zip(typo, title) if a != b]  # noqa: B905 - same length
+        assert len(typo) == len(title) and len(wrong) == 1 and pinyin_of(wrong[0][0]) == pinyin_of(wrong[0][1])
+    assert got["pinyin"]["http://a.cn/6"] == "dayinyulan"
+    assert got["quoted"]["http://a.cn/1"] == f'"{got["body-quote"]["http://a.cn/1"]}"'
+    # 10 characters across the heading 打印范围 and the paragraph after it, as copied.
+    assert "印范围设置" in got["quoted-across"]["http://a.cn/6"]
+    assert set(generate(DOCS, seed=3)) == set(generate(DOCS, seed=3, types=("title", "title-words", "body-quote", "link-text")))

@@ -54,6 +54,15 @@ DEFAULT_SYNONYMS = _table()
 _SYNONYMS: Mapping[str, tuple[str, ...]] = DEFAULT_SYNONYMS
 
 
+_OFFICE_NICKNAMES = frozenset(w for w in _NICKNAMES if w.isascii())
+
+
+def is_nickname(word: str) -> bool:
+    """Whether a folded query word is a name users give a module the pages call
+    otherwise (excel, ppt): a hint of what is meant, never a word a page must hold."""
+    return word in _OFFICE_NICKNAMES
+
+
 def synonyms(word: str) -> tuple[str, ...]:
     """Other names of a folded query word; () for most words."""
     return _SYNONYMS.get(word, ())
