@@ -54,4 +54,5 @@ class ClickLinks:
         key = self._current_key()
         if key is None:
             return False
-        return hmac.compare_digest(self._signature(key, url, query, position), signature)
+        # Bytes: compare_digest refuses a str that is not ASCII, which anyone can send.
+        return hmac.compare_digest(self._signature(key, url, query, position).encode(), signature.encode())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import re
 
 from flask import Blueprint, jsonify, redirect, render_template, request
 from flask.typing import ResponseReturnValue
@@ -31,6 +32,10 @@ def _day(text: str) -> str | None:
         return None
 
 
+# An absolute http(s) URL in printable ASCII, as openapi.json says.
+_URL = re.compile(r"https?://[!-~]+")
+
+
 @bp.get("/go")
 def go() -> ResponseReturnValue:
     """A result's click link: the click is counted, then the browser goes to the page.
@@ -42,8 +47,10 @@ def go() -> ResponseReturnValue:
         position = int(request.args.get("pos", ""))
     except ValueError:
         position = 0
-    if not url.startswith(("http://", "https://")) or position < 1 or not ctx.click_links.valid(url, query, position, sig):
+    if not _URL.fullmatch(url) or position < 1:
         return render_template("error.html", code=400, message="这个结果链接无效：请回到搜索结果页重新点击。"), 400
+    if not ctx.click_links.valid(url, query, position, sig):  # well formed, but not a link we made
+        return render_template("error.html", code=403, message="这个结果链接无效：请回到搜索结果页重新点击。"), 403
     ctx.analytics.clicked(query, url, position)
     response = redirect(url, code=302)
     response.headers["Referrer-Policy"] = "origin"
@@ -74,7 +81,7 @@ def export() -> ResponseReturnValue:
     """``?day=YYYY-MM-DD&top=N&recent=N``: every kept day's totals, one day's lists
     (today by default) and the newest single searches."""
     ctx = api_context()
-    day = _day(request.args.get("day", "")) if request.args.get("day") else ctx.analytics.today()
+    day = _day(request.args["day"]) if "day" in request.args else ctx.analytics.today()
     if day is None:
         return jsonify(error="day must be a date, YYYY-MM-DD"), 400
     try:

@@ -317,6 +317,10 @@ class FrontierState(Protocol):
         """The URLs ``frontier_types.needs_attention`` picks (failed, answered 4xx/5xx or
         nothing, fetched but not indexable), ordered by host then URL, at most ``limit``
         (negative: all). Reads every URL; for the crawl report."""
+    def note_fetched(self, url: str, note: str) -> bool:
+        """Set the note of a fetched (done) URL, for what happened after its fetch (a
+        document the extractor skipped: ``document:<reason>``); False if the URL is not
+        done. Its state, schedule and lease are unchanged."""
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
     def counts(self, now: float) -> FrontierCounts: ...

@@ -32,6 +32,7 @@ PROBLEMS_LISTED = 200
 REFERRERS_LISTED = 5
 # Why a fetched file was not indexed, by the frontier's note.
 NOT_INDEXED = {"not_html": "not HTML", "noindex": "noindex (the page asks not to be indexed)",
+               "document": "document skipped",
                "too_large": "larger than the page size cap", "private_address": "on a private address"}  # fmt: skip
 
 

@@ -386,6 +386,8 @@ class Frontier:
         outcome = event.error.removeprefix("document_") if event.error else (
             "cut" if any(x.startswith("document_") for x in event.limits) else "extracted")
         self.state.bump(f"document:{outcome}@{event.host}")
+        if event.error:  # skipped: the crawl report lists it, with why
+            self.state.note_fetched(event.url, f"document:{outcome}")
         self.count_limits(Counter(x for x in event.limits if x.startswith("document_")), event.host)
 
     def _complete_robots(self, event: PageEvent) -> None:

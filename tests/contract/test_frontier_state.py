@@ -612,6 +612,18 @@ def test_a_failed_url_comes_back_for_recrawl_with_its_failures_forgotten(state: 
     assert state.url_state(url(H1, "")) == ("queued", "failed: timeout", 0)
 
 
+def test_a_fetched_url_takes_a_note_and_keeps_its_schedule(state: FrontierState) -> None:
+    ready_host(state, H1)
+    queue(state, H1, "a.pdf", "b")
+    assert not state.note_fetched(url(H1, "a.pdf"), "document:malformed")  # queued, not fetched
+    finish_all(state, NOW, UrlUpdate(state="done", due_at=NOW + 3600, fail_count=0, status=200))
+    assert state.note_fetched(url(H1, "a.pdf"), "document:malformed")
+    info = state.url_info(url(H1, "a.pdf"))
+    assert (info.state, info.note, info.due_at, info.status) == ("done", "document:malformed", NOW + 3600, 200)
+    assert [u.url for u in state.attention_urls(-1)] == [url(H1, "a.pdf")]
+    assert state.sweep_recrawl(NOW + 3600, 10) == 2  # its recrawl is as it was
+
+
 def test_requeue_brings_a_finished_url_back_now(state: FrontierState) -> None:
     ready_host(state, H1)
     queue(state, H1, "a")

@@ -41,6 +41,8 @@ class Case:
 
 def _env(extra: tuple[tuple[str, str], ...]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TANSUO_", "PROMETHEUS_"))}
+    # Any free port for a service's health server: another test may hold the default.
+    env["TANSUO_HEALTH_PORT"] = "0"
     env.update(extra)
     return env
 

@@ -99,8 +99,8 @@ def test_a_click_link_that_a_results_page_did_not_make_is_refused(client: FlaskC
     link = answer["results"][0]["click_url"]
     assert link.startswith("/go?")
     forged = link.replace("url=", "url=https%3A%2F%2Fevil.example%2F%3F", 1)
-    assert client.get(forged).status_code == 400
-    assert client.get("/go?url=https://evil.example/&q=a&pos=1&sig=00").status_code == 400
+    assert client.get(forged).status_code == 403  # well formed, but not a link a results page made
+    assert client.get("/go?url=https://evil.example/&q=a&pos=1&sig=00").status_code == 403
     assert client.get("/go?url=javascript:alert(1)&q=a&pos=x&sig=").status_code == 400
 
 

@@ -88,7 +88,7 @@ class HostSettings:
                 include=_strings(data.get("include", ()), "包含规则"),
                 exclude=_strings(data.get("exclude", ()), "排除规则"),
                 max_depth=None if max_depth is None else _integer(max_depth),
-                delay_s=None if delay_s is None else float(delay_s),
+                delay_s=None if delay_s is None else _number(delay_s),
                 allow_domains=_strings(data.get("allow_domains", ()), "允许的域名"),
                 updated_at=float(data.get("updated_at", 0.0)),
             )
@@ -108,10 +108,18 @@ def _integer(value: Any) -> int:
     return int(value)
 
 
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadHostSettings(f"间隔应是数字，不是 {str(value)[:20]!r}")
+    return float(value)
+
+
 def _strings(value: Any, what: str) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise BadHostSettings(f"{what}应是字符串列表")
-    items = tuple(str(v).strip() for v in value if str(v).strip())
+    items = tuple(v.strip() for v in value)
+    if not all(items):
+        raise BadHostSettings(f"{what}不能有空的一条")
     if len(items) > MAX_PATTERNS:
         raise BadHostSettings(f"{what}最多 {MAX_PATTERNS} 条")
     return items

@@ -139,7 +139,7 @@ DEFAULT_SHARDS = 12
 _SCRIPTS = (
     "ENSURE_HOST", "GET_HOSTS", "PROMOTE", "CLAIM_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "EXPIRE_ROBOTS", "UPDATE_HOST",
     "ADD_URLS", "REQUEUE", "LEASE", "FINISH", "UNLEASE", "EXPIRE_LEASES", "DROP_QUEUED", "SWEEP_RECRAWL",
-    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO", "READMIT",
+    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO", "READMIT", "NOTE_FETCHED",
 )  # fmt: skip
 
 
@@ -749,6 +749,11 @@ class RedisFrontierState:
                 found.append(info_of_fields(url, host, f))
         found.sort(key=lambda u: (u.host, u.url))
         return found[:limit] if limit >= 0 else found
+
+    @translate_errors
+    def note_fetched(self, url: str, note: str) -> bool:
+        host, rest = split_url(url)
+        return bool(self._run("NOTE_FETCHED", host, rest, note))
 
     @translate_errors
     def counters(self) -> dict[str, int]:

@@ -589,6 +589,10 @@ class SqliteFrontierState:
         found = [UrlInfo(*r) for r in rows if needs_attention(r[4], r[7], r[13])]
         return found[:limit] if limit >= 0 else found
 
+    def note_fetched(self, url: str, note: str) -> bool:
+        with self._tx() as db:
+            return db.execute("UPDATE urls SET note = ? WHERE url = ? AND state = 'done'", (note, url)).rowcount > 0
+
     def counters(self) -> dict[str, int]:
         with self._lock:
             return dict(self._db.execute("SELECT name, value FROM counters").fetchall())
