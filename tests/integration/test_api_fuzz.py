@@ -138,7 +138,8 @@ def test_schemathesis_finds_nothing_in_any_of_its_phases(base_url: str, tmp_path
     # one accepted, ...), over the four phases; its coverage phase found 21 failures.
     schemathesis_cli = Path(sys.executable).with_name("schemathesis")
     run = subprocess.run(
-        [str(schemathesis_cli), "run", f"{base_url}/api/openapi.json", "--phases", PHASES, "-n", str(CLI_EXAMPLES),
+        [str(schemathesis_cli), "--config-file", str(Path(__file__).with_name("schemathesis.toml")), "run",
+         f"{base_url}/api/openapi.json", "--phases", PHASES, "-n", str(CLI_EXAMPLES),
          "-H", f"Authorization: Bearer {TOKEN}", "--no-color"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,  # its report files stay out of the repository
         env={**os.environ, "SCHEMATHESIS_HOOKS": ""},

@@ -76,10 +76,6 @@ def test_words_a_snippet_shows_are_found_as_a_quoted_phrase(service: SearchServi
     assert service.search(f'"{LISTED[0]}"')["total"] >= 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "A phrase across a block join (a <br> or a new paragraph inside it) is not found quoted, though the snippet "
-    "shows its two halves a space apart: the quoted-phrase rework of issue 36 (services/search) owns this."
-))
 def test_a_quoted_phrase_across_a_line_break_is_found(tmp_path: Path) -> None:
     cfg = Settings(data_dir=tmp_path)
     index = TantivySearchIndex(tmp_path / "index", cfg)
