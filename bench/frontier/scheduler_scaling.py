@@ -46,7 +46,7 @@ def reading(runs: list[CrawlRun]) -> str:
     ones = [r for r in runs if "schedulers" not in r.mode]
     twos = [r for r in runs if "schedulers" in r.mode]
     parts = []
-    for one, two in zip(ones, twos):
+    for one, two in zip(ones, twos, strict=True):
         per_page = [r.cpu_s.get("scheduler", 0.0) / r.log.pages * 1000 if r.log.pages else 0.0 for r in (one, two)]
         parts.append(f"{two.log.pages_per_s / one.log.pages_per_s:.2f}× the pages/s (scheduler CPU "
                      f"{per_page[0]:.1f} → {per_page[1]:.1f} ms a page)")  # fmt: skip

@@ -29,6 +29,7 @@ import os
 import shutil
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -140,11 +141,11 @@ def build(pages_arg: str, data_dir: str, ranks_file: str, at_arg: str = "0", at_
 
     # Batches of ``size``, one cut short so that a batch ends at ``at``.
     bounds = sorted({*range(state["done"], n, size), *([at] if state["done"] < at < n else []), n})
-    batches = iter(zip(bounds, bounds[1:]))
+    batches = iter(pairwise(bounds))
     # At most two batches a builder in flight: the writer, when slower, holds the builders
     # back instead of queueing documents in memory.
     pending: deque[Any] = deque(
-        pool.apply_async(_build_batch, (a, b - a)) for _, (a, b) in zip(range(2 * builders), batches)
+        pool.apply_async(_build_batch, (a, b - a)) for _, (a, b) in zip(range(2 * builders), batches, strict=False)
     )
     done = state["done"]
     try:

@@ -63,7 +63,7 @@ def _by_kind(s: dict[str, Any], kinds: Sequence[str]) -> list[str]:
             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for kind in dict.fromkeys(kinds):
         sk, bk = service.of_kind(kind), bare.of_kind(kind)
-        totals = [t for t, k in zip(s["totals"], kinds) if k == kind]
+        totals = [t for t, k in zip(s["totals"], kinds, strict=True) if k == kind]
         rows.append(f"| {kind} | {len(sk.times_ms)} | {sk.p50:.2f} | {sk.p99:.2f} | {bk.p50:.2f} | {bk.p99:.2f} | "
                     f"{statistics.median(totals):,.0f} |")  # fmt: skip
     return rows

@@ -44,7 +44,7 @@ def _copies(docs: Sequence[IndexDoc], rows: Sequence[Fts5Row], n: int) -> Iterat
     """``n`` documents: the originals, then copies on hosts ``s<k>.<host>``."""
     k = made = 0
     while True:
-        for doc, row in zip(docs, rows):
+        for doc, row in zip(docs, rows, strict=True):
             if made == n:
                 return
             made += 1

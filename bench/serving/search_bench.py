@@ -55,7 +55,7 @@ class LatencyStats:
     kinds: list[str] = field(default_factory=list, repr=False)  # kind of query of each time
 
     def of_kind(self, kind: str) -> LatencyStats:
-        times = [t for t, k in zip(self.times_ms, self.kinds) if k == kind]
+        times = [t for t, k in zip(self.times_ms, self.kinds, strict=True) if k == kind]
         return LatencyStats(times, 0, [kind] * len(times))
 
     def quantile(self, q: float) -> float:

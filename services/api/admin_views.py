@@ -8,17 +8,21 @@ Every change is a POST with this session's CSRF token, answered with a redirect
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from services.api import admin_session
 from services.api.admin_overview import overview
-from services.api.host_actions_api import bus, frontier_state
+from services.api.console_words import zh
+from services.api.context import api_context
+from services.api.index_documents import index_documents
+from services.api.ui_messages import seed_error
 from services.common.config import Settings
 from services.scheduler import host_actions
-from services.scheduler.seed_submission import BadSeeds, seed_request, submit
+from services.scheduler.seed_submission import BadSeeds, PrivateSeed, seed_request, submit
 
 bp = Blueprint("admin", __name__)
+bp.add_app_template_filter(zh, "zh")
 
 # What a finished action says at the top of the page; anything else in ?done= is ignored.
 DONE_MESSAGES = {
@@ -32,7 +36,7 @@ _SPLIT = str.maketrans({",": " ", "，": " ", "\r": " ", "\n": " ", "\t": " "})
 
 
 def _settings() -> Settings:
-    return current_app.extensions["tansuo.settings"]
+    return api_context().settings
 
 
 def _refuse(code: int, message: str) -> ResponseReturnValue:
@@ -62,7 +66,8 @@ def console() -> ResponseReturnValue:
         return render_template("admin_login.html", disabled=True, error=""), 403
     if not admin_session.logged_in():
         return render_template("admin_login.html", disabled=False, error="")
-    view = overview(frontier_state(current_app._get_current_object()))  # type: ignore[attr-defined]
+    backends = api_context().backends
+    view = overview(backends.frontier, links=backends.link_graph, documents=index_documents(backends.index))
     return render_template(
         "admin.html", view=view, csrf=admin_session.csrf_token(), message=_done_message(), actions=host_actions.ACTIONS
     )
@@ -98,8 +103,8 @@ def seeds() -> ResponseReturnValue:
         req = seed_request(urls, domains, source="console",
                            allow_private_networks=_settings().crawler_allow_private_networks)  # fmt: skip
     except BadSeeds as exc:
-        return _refuse(400, f"种子未提交：{exc}")
-    submit(bus(current_app._get_current_object()), req)  # type: ignore[attr-defined]
+        return _refuse(403 if isinstance(exc, PrivateSeed) else 400, f"种子未提交：{seed_error(exc.code, exc.value)}")
+    submit(api_context().backends.bus, req)
     return redirect(url_for("admin.console", done="seeds", n=len(req.urls)), code=303)
 
 
@@ -112,9 +117,9 @@ def host_action(host: str) -> ResponseReturnValue:
     action = request.form.get("action", "")
     if action not in host_actions.ACTIONS:
         return _refuse(400, f"未知操作：{action[:40]!r}")
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    backends = api_context().backends
     try:
-        result = host_actions.run_action(frontier_state(app), lambda: bus(app), host, action)
+        result = host_actions.run_action(backends.frontier, lambda: backends.bus, host, action)
     except host_actions.UnknownHost:
         return _refuse(404, f"抓取队列中没有主机 {host!r}。")
     return redirect(url_for("admin.console", done=action, host=host, n=result.urls), code=303)

@@ -6,15 +6,23 @@ import logging
 import threading
 
 from flask import Flask, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from services.analytics.click_links import ClickLinks
+from services.analytics.recorder import SearchAnalytics
 from services.api import (
     admin_session,
     admin_views,
+    analytics_views,
     api_docs,
+    cache_views,
+    dictionary_views,
     frontier_api,
     health,
     host_actions_api,
+    host_settings_views,
+    query_encoding,
     report_api,
     request_ids,
     search_api,
@@ -22,14 +30,18 @@ from services.api import (
     seeds_api,
     web_ui,
 )
+from services.api.context import EXTENSION, ApiContext
+from services.api.error_pages import http_error_response
+from services.api.ui_messages import http_error as ui_http_error
 from services.common import analysis
-from services.common.bootstrap import build_search_index
+from services.common.bootstrap import Backends
 from services.common.config import Settings
+from services.common.errors import BackendUnavailable
 from services.common.ports import SearchIndex
 from services.common.runtime.health_server import Readiness
 from services.common.runtime.metrics import ERRORS
 from services.common.runtime.readiness_cache import CachedReadiness
-from services.common.runtime.retry_backoff import BackendUnavailable
+from services.dictionaries.sync import DictionarySync
 from services.search.search_service import SearchService
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
@@ -37,20 +49,33 @@ from services.search.suggest_service import SuggestService
 log = logging.getLogger(__name__)
 
 
-def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
-    """Build an app around ``index`` (by default the configured index, read-only,
-    so it can serve while a crawl in another process writes)."""
+def create_app(
+    cfg: Settings, index: SearchIndex | None = None, readiness: CachedReadiness | None = None
+) -> Flask:
+    """The API's composition root: its backends are built here, once, and handed to
+    the views through one ``ApiContext``. ``index`` is the index to serve (by default
+    the configured one, opened read-only so it can serve while a crawl in another
+    process writes); ``readiness`` replaces the index ping as /readyz's answer."""
     app = Flask(__name__)
     app.json.ensure_ascii = False  # type: ignore[attr-defined]  # Chinese stays readable in JSON
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
     # Adapters live on the app, not in module globals, so a test can build many apps.
-    index = index if index is not None else build_search_index(cfg, read_only=True)
-    app.extensions["tansuo.settings"] = cfg
-    app.extensions["tansuo.index"] = index
-    app.extensions["tansuo.search"] = SearchService(cfg, index)
-    app.extensions["tansuo.suggest"] = SuggestService(index)
-    app.extensions["tansuo.sites"] = SiteChoices(index)
-    app.extensions["tansuo.readiness"] = CachedReadiness(Readiness({"index": index.ping}))
+    backends = Backends(cfg, index=index, read_only_index=True)
+    index = backends.index
+    app.extensions[EXTENSION] = ApiContext(
+        settings=cfg,
+        backends=backends,
+        search=SearchService(cfg, index),
+        suggest=SuggestService(index),
+        sites=SiteChoices(index),
+        readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),
+        # Search analytics and the operator's dictionaries: written and read in the
+        # background, so a search never waits for their store (services/analytics/,
+        # services/dictionaries/).
+        analytics=SearchAnalytics(cfg, lambda: backends.search_log).start(),
+        click_links=ClickLinks(lambda: backends.search_log.click_key()),
+        dictionaries=DictionarySync(cfg, lambda: backends.dictionaries).start(block=False),
+    )
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
     app.register_blueprint(seeds_api.bp, url_prefix="/api")
@@ -59,9 +84,14 @@ def create_app(cfg: Settings, index: SearchIndex | None = None) -> Flask:
     app.register_blueprint(api_docs.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(admin_views.bp)
+    app.register_blueprint(analytics_views.bp)
+    app.register_blueprint(dictionary_views.bp)
+    app.register_blueprint(host_settings_views.bp)
+    app.register_blueprint(cache_views.bp)
     admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
+    query_encoding.init_app(app)
     search_rate_limit.init_app(app, cfg)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
@@ -79,26 +109,23 @@ def _register_error_handlers(app: Flask) -> None:
     # before Flask knows which blueprint the path belongs to.
 
     @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
-        code = exc.code or 500
-        if _wants_json():
-            return jsonify(error=exc.description or exc.name), code
-        return render_template("error.html", code=code, message=exc.description), code
+    def http_error(exc: HTTPException) -> ResponseReturnValue:
+        return http_error_response(exc, _wants_json())
 
     @app.errorhandler(BackendUnavailable)
-    def backend_unavailable(exc: BackendUnavailable):  # type: ignore[no-untyped-def]
+    def backend_unavailable(exc: BackendUnavailable) -> ResponseReturnValue:
         # Not a bug but an outage (or a start-up still connecting): 503 says "retry".
         log.warning("%s %s: %s", request.method, request.path, exc)
         message = "the search backend is not reachable right now; try again shortly"
         if _wants_json():
             return jsonify(error=message), 503
-        return render_template("error.html", code=503, message=message), 503
+        return render_template("error.html", code=503, message=ui_http_error(503)), 503
 
     @app.errorhandler(Exception)
-    def unexpected_error(exc: Exception):  # type: ignore[no-untyped-def]
+    def unexpected_error(exc: Exception) -> ResponseReturnValue:
         log.exception("unhandled error on %s %s", request.method, request.path)
         ERRORS.labels(service="api", kind="unhandled").inc()
         message = "internal error: the search backend failed; try again shortly"
         if _wants_json():
             return jsonify(error=message), 500
-        return render_template("error.html", code=InternalServerError.code, message=message), 500
+        return render_template("error.html", code=InternalServerError.code, message=ui_http_error(500)), 500

@@ -16,8 +16,10 @@ import hmac
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
 from flask.typing import ResponseReturnValue
+
+from services.api.context import api_context
 
 View = TypeVar("View", bound=Callable[..., ResponseReturnValue])
 
@@ -42,7 +44,7 @@ def token_matches(given: str, expected: str) -> bool:
 def refuse_unauthorised(purpose: str) -> ResponseReturnValue | None:
     """None when the request carries the configured token; else the answer to give:
     403 when no token is configured (the endpoint is off), 401 for a missing or wrong one."""
-    token: str = current_app.extensions["tansuo.settings"].api_token
+    token = api_context().settings.api_token
     if not token:
         return jsonify(error=f"{purpose} over the API is disabled: set TANSUO_API_TOKEN"), 403
     given = presented_token(request.headers.get("Authorization", ""))

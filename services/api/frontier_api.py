@@ -3,10 +3,11 @@ bearer token required, as it names every host and the URLs fetched next."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from services.api.bearer_auth import requires_token
+from services.api.context import api_context
 from services.scheduler.frontier_report import frontier_report
 
 bp = Blueprint("frontier_api", __name__)
@@ -16,9 +17,4 @@ bp = Blueprint("frontier_api", __name__)
 @requires_token("the frontier report")
 def frontier() -> ResponseReturnValue:
     """Queued, in flight, due now, per-host counts, blocked hosts and next fetches."""
-    state = current_app.extensions.get("tansuo.frontier")
-    if state is None:
-        from services.common.bootstrap import build_frontier_state
-
-        state = current_app.extensions["tansuo.frontier"] = build_frontier_state(current_app.extensions["tansuo.settings"])
-    return jsonify(frontier_report(state))
+    return jsonify(frontier_report(api_context().backends.frontier))

@@ -6,10 +6,10 @@ Kept apart on purpose: an unreachable index should take the pod out of rotation
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
-from services.common.runtime.readiness_cache import CachedReadiness
+from services.api.context import api_context
 
 bp = Blueprint("health", __name__)
 
@@ -26,6 +26,5 @@ def ready() -> ResponseReturnValue:
     """200 when the search index answered its last ping, else 503 with what failed.
     The ping runs in the background (services/common/runtime/readiness_cache.py): a probe never
     waits behind searches."""
-    readiness: CachedReadiness = current_app.extensions["tansuo.readiness"]
-    status, body = readiness.response()
+    status, body = api_context().readiness.response()
     return jsonify(body), status

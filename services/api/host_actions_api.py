@@ -3,40 +3,20 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from services.api.bearer_auth import requires_token
-from services.common.ports import Bus, FrontierState
+from services.api.context import api_context
 from services.scheduler import host_actions
 
 bp = Blueprint("host_actions_api", __name__)
 
 
-def frontier_state(app: Flask) -> FrontierState:
-    """The app's frontier state, opened on first use (search-only servers never open it)."""
-    state = app.extensions.get("tansuo.frontier")
-    if state is None:
-        from services.common.bootstrap import build_frontier_state
-
-        state = app.extensions["tansuo.frontier"] = build_frontier_state(app.extensions["tansuo.settings"])
-    return state
-
-
-def bus(app: Flask) -> Bus:
-    """The app's bus, opened on first use: only seeds and purges publish."""
-    opened = app.extensions.get("tansuo.bus")
-    if opened is None:
-        from services.common.bootstrap import build_bus
-
-        opened = app.extensions["tansuo.bus"] = build_bus(app.extensions["tansuo.settings"])
-    return opened
-
-
 def act(host: str, action: str) -> ResponseReturnValue:
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    backends = api_context().backends
     try:
-        result = host_actions.run_action(frontier_state(app), lambda: bus(app), host, action)
+        result = host_actions.run_action(backends.frontier, lambda: backends.bus, host, action)
     except host_actions.UnknownHost:
         return jsonify(error=f"the frontier knows no host {host!r}"), 404
     return jsonify(result.to_dict())

@@ -3,10 +3,12 @@ as it lists every host a crawl touched and why pages were skipped or failed."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from services.api.bearer_auth import requires_token
+from services.api.context import api_context
+from services.api.index_documents import index_documents
 from services.scheduler.crawl_report import crawl_report
 
 bp = Blueprint("report_api", __name__)
@@ -15,10 +17,7 @@ bp = Blueprint("report_api", __name__)
 @bp.get("/report")
 @requires_token("the crawl report")
 def report() -> ResponseReturnValue:
-    """Per host: fetched by status, skipped and why, failed and why, limits hit, given up."""
-    state = current_app.extensions.get("tansuo.frontier")
-    if state is None:
-        from services.common.bootstrap import build_frontier_state
-
-        state = current_app.extensions["tansuo.frontier"] = build_frontier_state(current_app.extensions["tansuo.settings"])
-    return jsonify(crawl_report(state))
+    """Per host: fetched by status, skipped and why, failed and why, limits hit, given up;
+    the URLs that went wrong and the pages linking to them."""
+    backends = api_context().backends
+    return jsonify(crawl_report(backends.frontier, backends.link_graph, index_documents(backends.index)))

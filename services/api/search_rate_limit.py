@@ -36,7 +36,6 @@ def init_app(app: Flask, cfg: Settings) -> None:
         return
     buckets = TokenBuckets(cfg.api_rate_limit_per_s, cfg.api_rate_limit_burst)
     exempt = parse_networks(cfg.api_rate_limit_exempt)
-    app.extensions["tansuo.rate_limit"] = buckets
 
     @app.before_request
     def limit() -> ResponseReturnValue | None:

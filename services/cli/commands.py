@@ -8,17 +8,27 @@ import json
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from services.common.bootstrap import build_search_index
+from services.cli.api_servers import api_server
+from services.cli.plurals import counted
+from services.cli.stop_signals import restore_stop_signals
+from services.common.bootstrap import Backends
 from services.common.config import Settings
 
+if TYPE_CHECKING:  # the crawl and the site server import Scrapy and more: only when used
+    from services.cli.embedded_crawl import CrawlSummary, EmbeddedCrawl
+    from services.cli.static_site_server import SiteServer
+from services.common.errors import BadInput
+
 EXIT_INTERRUPTED = 130
+EXIT_SEEDS_UNREACHABLE = 1  # the crawl ran and reached none of its seeds
 # From this many documents a crawl's index has segments enough for a merge to pay
 # (at 100,000 pages, 24 segments; SearchService p50 4.7 -> 3.8 ms merged).
 MERGE_HINT_DOCUMENTS = 50_000
 
 
-class CommandError(Exception):
+class CommandError(BadInput):
     """Bad input detected by a command: one clear line, exit status 2."""
 
 
@@ -38,21 +48,25 @@ def _crawl(cfg: Settings, seeds: list[str], progress: bool, continuous: bool = F
     return _run_crawl(EmbeddedCrawl(cfg, seeds, continuous=continuous), progress)
 
 
-def _run_crawl(crawl, progress: bool) -> int:  # noqa: ANN001
+def _run_crawl(crawl: EmbeddedCrawl, progress: bool) -> int:
     """Crawl to the end with the progress line, print the summary; the exit status."""
     from services.cli.progress_view import ProgressView
 
     try:
-        with ProgressView(enabled=progress) as view:
+        with ProgressView(enabled=progress, log_every_s=crawl.cfg.embedded_progress_log_interval_s) as view:
             summary = crawl.run(on_tick=view.tick)
             view.tick(crawl)
     finally:
         crawl.close()
     print_summary(summary, crawl.cfg.data_dir)
+    if summary.finished and summary.seeds_unreachable:
+        print(f"no seed could be fetched: check the URLs and that the sites answer "
+              f"(tansuo report --data {crawl.cfg.data_dir} says why)", file=sys.stderr)  # fmt: skip
+        return EXIT_SEEDS_UNREACHABLE
     return 0 if summary.finished else EXIT_INTERRUPTED
 
 
-def print_summary(summary, data_dir: Path) -> None:  # noqa: ANN001
+def print_summary(summary: CrawlSummary, data_dir: Path) -> None:
     """What the crawl did, the hosts it gave up on, and, for a large index, the merge
     that makes its searches cheaper (docs/serving.md, "Segments")."""
     p = summary.progress
@@ -70,17 +84,18 @@ def print_summary(summary, data_dir: Path) -> None:  # noqa: ANN001
         print(f"searches get faster once the index is merged: tansuo force-merge --data {data_dir}", file=sys.stderr)
 
 
-def crawl(cfg: Settings, args: argparse.Namespace) -> int:
+def crawl(backends: Backends, args: argparse.Namespace) -> int:
+    cfg = backends.settings
     return _crawl(cfg, args.seeds, progress=not args.no_progress, continuous=args.continuous)
 
 
-def frontier(cfg: Settings, args: argparse.Namespace) -> int:
-    from services.common.bootstrap import build_frontier_state
+def frontier(backends: Backends, args: argparse.Namespace) -> int:
+    cfg = backends.settings
     from services.scheduler.frontier_report import frontier_report
 
     if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
         raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    report = frontier_report(build_frontier_state(cfg), hosts=args.hosts)
+    report = frontier_report(backends.frontier, hosts=args.hosts)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return 0
@@ -119,44 +134,33 @@ def _print_frontier(report: dict) -> None:
     console.print(upcoming)
 
 
-def report(cfg: Settings, args: argparse.Namespace) -> int:
+def report(backends: Backends, args: argparse.Namespace) -> int:
     """`tansuo report`: per host, what was fetched, skipped and why."""
-    from services.common.bootstrap import build_frontier_state
+    cfg = backends.settings
     from services.scheduler.crawl_report import crawl_report
 
     if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
         raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    result = crawl_report(build_frontier_state(cfg))
+    from services.cli.report_view import print_report
+
+    result = crawl_report(backends.frontier, backends.link_graph, _documents(backends))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
-    _print_report(result, args.hosts)
+    print_report(result, args.hosts)
     return 0
 
 
-def _print_report(result: dict, hosts: int) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    def pairs(counts: dict) -> str:
-        return ", ".join(f"{name} {n}" for name, n in counts.items()) or "-"
-
-    console = Console()
-    t = result["totals"]
-    console.print(
-        f"{t['hosts']} hosts: fetched [bold]{t['fetched']}[/], queued {t['queued']}, in flight {t['in_flight']}, "
-        f"given up {t['hosts_given_up']}; skipped: {pairs(t['skipped'])}; failed: {pairs(t['failed'])}; "
-        f"limits hit: {pairs(t['limits'])}"
-    )
-    table = Table("host", "fetched (by status)", "skipped", "failed", "limits hit", "given up", title="per host")
-    for row in result["hosts"][:hosts]:
-        table.add_row(row["host"], f"{row['fetched']} ({pairs(row['by_status'])})", pairs(row["skipped"]),
-                      pairs(row["failed"]), pairs(row["limits"]), row["given_up"] or "-")  # fmt: skip
-    console.print(table)
+def _documents(backends: Backends) -> int | None:
+    """Documents in the index, if it can be read (an embedded one may not exist yet)."""
+    cfg = backends.settings
+    if not cfg.index and not (cfg.data_dir / "index").exists():
+        return None
+    return backends.index.count()
 
 
-def seed(cfg: Settings, args: argparse.Namespace) -> int:
-    from services.common.bootstrap import build_bus
+def seed(backends: Backends, args: argparse.Namespace) -> int:
+    cfg = backends.settings
     from services.scheduler.seed_submission import BadSeeds, seed_request, submit
 
     try:
@@ -164,24 +168,20 @@ def seed(cfg: Settings, args: argparse.Namespace) -> int:
                                allow_private_networks=cfg.crawler_allow_private_networks)
     except BadSeeds as exc:
         raise CommandError(str(exc)) from None
-    bus = build_bus(cfg)
-    try:
-        submit(bus, request)
-    finally:
-        bus.close()
+    submit(backends.bus, request)
     where = cfg.bus or str(cfg.data_dir)
     print(f"sent {len(request.urls)} seed(s) to {where}; the scheduler adds them on its next poll", file=sys.stderr)
     return 0
 
 
-def search(cfg: Settings, args: argparse.Namespace) -> int:
+def search(backends: Backends, args: argparse.Namespace) -> int:
+    cfg = backends.settings
     from services.search.search_service import BadQuery, SearchService
 
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    index = build_search_index(cfg, read_only=True)
     try:
-        result = SearchService(cfg, index).search(args.query, page=args.page, size=args.size, site=args.site)
+        result = SearchService(cfg, backends.index).search(args.query, page=args.page, size=args.size, site=args.site)
     except BadQuery as exc:
         raise CommandError(str(exc)) from None
     if args.json:
@@ -196,7 +196,8 @@ def _print_results(result: dict) -> None:
     from rich.markup import escape
 
     console = Console()
-    console.print(f"[bold]{result['total']}[/] results for [bold]{escape(result['query'])}[/] ({result['took_ms']} ms)")
+    console.print(f"[bold]{counted(result['total'], 'result')}[/] for [bold]{escape(result['query'])}[/] "
+                  f"({result['took_ms']} ms)")  # fmt: skip
     for n, hit in enumerate(result["results"], start=(result["page"] - 1) * result["size"] + 1):
         # The snippet is escaped HTML with <em> marks: back to text, marks kept for rich.
         snippet = escape(html.unescape(hit["snippet"].replace("<em>", "\x01").replace("</em>", "\x02")))
@@ -204,22 +205,20 @@ def _print_results(result: dict) -> None:
         console.print(f"\n[bold]{n}. {escape(hit['title'] or hit['url'])}[/]\n[green]{escape(hit['url'])}[/]\n{snippet}")
 
 
-def serve(cfg: Settings, args: argparse.Namespace) -> int:
+def serve(backends: Backends, args: argparse.Namespace) -> int:
     """Serve the index of ``--data`` with the production server (gunicorn, one worker
     process per core by default); each worker opens the index read-only, so a crawl in
     another process may go on writing and every worker sees its commits."""
-    from services.api.app import create_app
-    from services.common.runtime.http import gunicorn_server
-
+    cfg = backends.settings
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    opts = gunicorn_server.ServerOptions.from_settings(_local_metrics(cfg))
+    cfg = _local_metrics(cfg)
     print(
         f"Tansuo search UI on http://{cfg.api_host}:{cfg.api_port}/  "
-        f"({opts.workers} worker processes; Ctrl-C to stop)",
+        f"({counted(api_server('ui_workers')(cfg), 'worker process', 'worker processes')}; Ctrl-C to stop)",
         file=sys.stderr,
     )
-    return gunicorn_server.run(lambda: create_app(cfg), opts, "serve")
+    return int(api_server("serve_ui")(cfg))
 
 
 def _local_metrics(cfg: Settings) -> Settings:
@@ -231,11 +230,10 @@ def _local_metrics(cfg: Settings) -> Settings:
     return cfg.model_copy(update={"health_host": cfg.api_host})
 
 
-def run(cfg: Settings, args: argparse.Namespace) -> int:
+def run(backends: Backends, args: argparse.Namespace) -> int:
     """Crawl and serve at once: the UI answers from the first indexed page on."""
-    from services.api.app import create_app
+    cfg = backends.settings
     from services.cli.embedded_crawl import EmbeddedCrawl
-    from services.common.runtime.http.inprocess_server import serve as serve_app
     from services.common.runtime.http.metrics_port import serve_metrics_port
 
     _check_seeds(cfg, args.seeds)
@@ -243,7 +241,7 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     crawl = EmbeddedCrawl(cfg, args.seeds, continuous=continuous)
     try:
         index = crawl.readable_index()
-        server = serve_app(create_app(cfg, index=index), cfg.api_host, cfg.api_port)
+        server = api_server("serve_in_process")(cfg, index)
     except BaseException:
         crawl.close()
         raise
@@ -254,6 +252,7 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
         status = _run_crawl(crawl, progress=not args.no_progress)
         if status != 0:
             return status
+        restore_stop_signals()  # Scrapy's handlers outlive its crawl
         print("crawl done; still serving (Ctrl-C to stop)", file=sys.stderr)
         threading.Event().wait()
     except KeyboardInterrupt:
@@ -265,7 +264,7 @@ def run(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_demo_site(server_class, site_dir: Path, requested: int, remembered: Path):  # noqa: ANN001, ANN202
+def _start_demo_site(server_class: type[SiteServer], site_dir: Path, requested: int, remembered: Path) -> SiteServer:
     """The demo site on the port asked for, else on the port of the last run: a run
     stopped with Ctrl-C resumes with its frontier full of URLs on that port, which a
     new random port would leave unreachable (and the index with two copies)."""
@@ -286,8 +285,9 @@ def _start_demo_site(server_class, site_dir: Path, requested: int, remembered: P
     return site
 
 
-def demo(cfg: Settings, args: argparse.Namespace) -> int:
+def demo(backends: Backends, args: argparse.Namespace) -> int:
     """Build Debian's Chinese manuals as a local site, serve it, crawl it, serve the UI."""
+    cfg = backends.settings
     from services.cli.demo_site import build_demo_site
     from services.cli.static_site_server import SiteServer
 
@@ -302,6 +302,6 @@ def demo(cfg: Settings, args: argparse.Namespace) -> int:
         if args.no_serve:
             return _crawl(demo_cfg, [site.url], progress=not args.no_progress)
         args.seeds = [site.url]
-        return run(demo_cfg, args)
+        return run(Backends(demo_cfg), args)
     finally:
         site.stop()

@@ -23,12 +23,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.common.errors import TansuoError
+
 # Bump when the manual list or layout changes, so old sites get rebuilt.
 LAYOUT_VERSION = 1
 MARKER = ".tansuo-demo-site.json"
 
 
-class DemoSiteError(RuntimeError):
+class DemoSiteError(TansuoError, RuntimeError):
     """The demo site could not be built; the message says what to do about it."""
 
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from services.common.config import Settings
+from services.common.bootstrap import Backends
+from services.common.ports import SearchIndex
+
+if TYPE_CHECKING:
+    from services.evaluation.corpus import CorpusDoc
+    from services.evaluation.judgments import Judgment
 
 EPILOG = """\
 judgments file (UTF-8, tab-separated, '#' starts a comment):
@@ -40,29 +47,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     p.add_argument("--misses", type=Path, metavar="FILE", help="write Tansuo's misses (relevant URL not first) as TSV")
     p.add_argument("--generate", type=Path, metavar="OUT.tsv",
-                   help="write a known-item query set (title, title-words, body-quote) for the index and stop; - = stdout")
+                   help="write a known-item query set (see --types) for the index and stop; - = stdout")
     p.add_argument("--seed", type=int, default=1, help="random seed of --generate (default 1)")
+    p.add_argument("--types", default="", metavar="T,T",
+                   help="--generate: the query types to write, comma-separated, or 'all' (default: title, title-words, "
+                        "body-quote; also typo-title, typo-line, pinyin, regional, quoted, quoted-across)")
     p.add_argument("--sample-pages", type=int, default=0, metavar="N", help="--generate: sample N pages (default: all)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
 
-def run(cfg: Settings, args: argparse.Namespace) -> int:
+def run(backends: Backends, args: argparse.Namespace) -> int:
     from services.cli.commands import CommandError
     from services.evaluation.judgments import JudgmentsError
     from services.evaluation.targets import TargetError
 
     try:
         if args.generate is not None:
-            return _generate(cfg, args)
-        return _evaluate(cfg, args)
+            return _generate(backends, args)
+        return _evaluate(backends, args)
     except (JudgmentsError, TargetError) as exc:
         raise CommandError(str(exc)) from None
 
 
-def _open_index(cfg: Settings, args: argparse.Namespace, needed: bool):  # noqa: ANN202
+def _open_index(backends: Backends, args: argparse.Namespace, needed: bool) -> SearchIndex | None:
     """The index named by --data or TANSUO_INDEX, read-only; None when neither is given."""
     from services.cli.commands import CommandError
-    from services.common.bootstrap import build_search_index
+
+    cfg = backends.settings
 
     if args.data is None and not cfg.index:
         if needed:
@@ -70,29 +81,35 @@ def _open_index(cfg: Settings, args: argparse.Namespace, needed: bool):  # noqa:
         return None
     if not cfg.index and not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    return build_search_index(cfg, read_only=True)
+    return backends.index
 
 
 def _tick(n: int, total: int) -> None:
     print(f"\rreading the index: {n}/{total} documents", end="" if n < total else "\n", file=sys.stderr, flush=True)
 
 
-def _load_corpus(index, progress: bool):  # noqa: ANN001, ANN202
+def _load_corpus(index: SearchIndex, progress: bool) -> list[CorpusDoc]:
     from services.evaluation.corpus import load_corpus
 
     return load_corpus(index, on_progress=_tick if progress else None)
 
 
-def _generate(cfg: Settings, args: argparse.Namespace) -> int:
+def _generate(backends: Backends, args: argparse.Namespace) -> int:
+    from services.cli.commands import CommandError
     from services.evaluation.corpus import corpus_reader
-    from services.evaluation.generate import generate
+    from services.evaluation.generate import ALL_TYPES, TYPES, generate
     from services.evaluation.judgments import format_judgments
 
-    index = _open_index(cfg, args, needed=True)
+    index = _open_index(backends, args, needed=True)
+    assert index is not None  # needed=True raised otherwise
     pages = index.count()
+    types = ALL_TYPES if args.types == "all" else tuple(t.strip() for t in args.types.split(",") if t.strip()) or TYPES
+    unknown = sorted(set(types) - set(ALL_TYPES))
+    if unknown:
+        raise CommandError(f"--types: unknown {', '.join(unknown)}; known: {', '.join(ALL_TYPES)}, or all")
     # Passes over the index instead of a copy of it in memory.
     judgments = generate(corpus_reader(index, _tick if not args.no_progress else None), seed=args.seed,
-                         max_pages=args.sample_pages)  # fmt: skip
+                         max_pages=args.sample_pages, types=types)  # fmt: skip
     counts = {t: sum(1 for j in judgments if j.qtype == t) for t in dict.fromkeys(j.qtype for j in judgments)}
     header = [f"tansuo eval --generate: known-item queries, seed {args.seed}, {pages} indexed pages",
               "counts: " + ", ".join(f"{t} {n}" for t, n in counts.items())]
@@ -106,7 +123,7 @@ def _generate(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _evaluate(cfg: Settings, args: argparse.Namespace) -> int:
+def _evaluate(backends: Backends, args: argparse.Namespace) -> int:
     from services.cli.commands import CommandError
     from services.evaluation import report, targets
     from services.evaluation.judgments import read_judgments
@@ -114,9 +131,14 @@ def _evaluate(cfg: Settings, args: argparse.Namespace) -> int:
 
     if args.judgments is None:
         raise CommandError("give a judgments file (or --generate OUT.tsv to write one); see tansuo eval --help")
-    index = _open_index(cfg, args, needed=not args.url)
+    cfg = backends.settings
+    index = _open_index(backends, args, needed=not args.url)
     judgments = read_judgments(args.judgments, base_url=args.base_url)
-    rankers = {"tansuo": targets.over_http(args.url) if args.url else targets.in_process(cfg, index)}
+    if args.url:
+        rankers = {"tansuo": targets.over_http(args.url)}
+    else:
+        assert index is not None  # needed without --url: _open_index raised otherwise
+        rankers = {"tansuo": targets.in_process(cfg, index)}
     if index is not None and not args.no_baselines:
         from services.evaluation.baselines import BaselineRankers
 
@@ -132,7 +154,7 @@ def _evaluate(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_unindexed(judgments, indexed: set[str]) -> None:  # noqa: ANN001
+def _warn_unindexed(judgments: Sequence[Judgment], indexed: set[str]) -> None:
     missing = sorted({u for j in judgments for u in j.relevant if u not in indexed})
     if missing:
         print(f"{len(missing)} relevant URL(s) are not in the index, e.g. {missing[0]}", file=sys.stderr)

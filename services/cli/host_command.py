@@ -13,8 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from services.common.config import Settings
-from services.common.ports import Bus
+from services.common.bootstrap import Backends
 
 _SAYS = {
     "pause": "paused {host}: no fetches until `tansuo host resume {host}`",
@@ -37,28 +36,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print exactly what the API answers")
 
 
-def run(cfg: Settings, args: argparse.Namespace) -> int:
+def run(backends: Backends, args: argparse.Namespace) -> int:
+    cfg = backends.settings
     from services.cli.commands import CommandError
-    from services.common.bootstrap import build_bus, build_frontier_state
     from services.scheduler.host_actions import UnknownHost, run_action
 
     if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
         raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    state = build_frontier_state(cfg)
-    buses: list[Bus] = []
-
-    def bus() -> Bus:  # opened for a purge only
-        buses.append(build_bus(cfg))
-        return buses[-1]
-
     try:
-        result = run_action(state, bus, args.target_host, args.action)
+        result = run_action(backends.frontier, lambda: backends.bus, args.target_host, args.action)
     except UnknownHost:
         raise CommandError(f"the frontier knows no host {args.target_host!r} (see `tansuo frontier`)") from None
-    finally:
-        for opened in buses:
-            opened.close()
-        state.close()
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:

@@ -33,7 +33,8 @@ from services.cli.indexing_result import Finished
 from services.cli.parent_watch import parent_gone, watch_parent
 from services.common.bootstrap import build_bus, build_search_index
 from services.common.config import Settings
-from services.common.ports import IndexWriterBusy, SearchIndex
+from services.common.errors import IndexWriterBusy, TansuoError
+from services.common.ports import SearchIndex
 from services.common.runtime import multiprocess_metrics
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ WRITER_WAIT_S = 60.0
 STOP_WAIT_S = 30.0
 
 
-class IndexProcessDied(RuntimeError):
+class IndexProcessDied(TansuoError, RuntimeError):
     """The index process ended without being asked to."""
 
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from services.common.config import Settings
+from services.common.bootstrap import Backends
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,22 +27,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress lines")
 
 
-def run(cfg: Settings, args: argparse.Namespace) -> int:
+def run(backends: Backends, args: argparse.Namespace) -> int:
+    cfg = backends.settings
     from services.cli.commands import CommandError
-    from services.common.bootstrap import build_search_index, embedded_index
-    from services.common.ports import IndexWriterBusy
+    from services.common.bootstrap import embedded_index
+    from services.common.errors import IndexWriterBusy
 
     if embedded_index(cfg):
         _check_embedded(cfg.data_dir / "index")
     try:
-        index = build_search_index(cfg)
+        index = backends.index
     except IndexWriterBusy as exc:
         raise CommandError(f"{exc}: stop the crawl or `tansuo run` that writes it, then merge") from None
     started = time.monotonic()
-    try:
-        report = index.force_merge(None if args.no_progress else _Progress(started))
-    finally:
-        index.close()
+    report = index.force_merge(None if args.no_progress else _Progress(started))
     took = time.monotonic() - started
     if report.segments_before is None:
         print(f"merged {report.documents} documents in {took:.1f} s", file=sys.stderr)

@@ -1,6 +1,6 @@
-"""`tansuo scheduler|crawler|indexer|ranker|api`: each service as its own process.
+"""`tansuo scheduler|crawler|extractor|indexer|ranker|api`: each service as its own process.
 
-Every one has the same shape (services/cli/service_runtime.py): adapters from
+Every one has the same shape (services/common/runtime/service_runtime.py): adapters from
 bootstrap, health endpoints, a loop until SIGTERM, then a drain. Backends come from
 TANSUO_BUS, TANSUO_STATE, TANSUO_STORE and TANSUO_INDEX; empty means embedded.
 """
@@ -9,25 +9,21 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import signal
 import threading
 from collections.abc import Callable, Sequence
 
-from services.cli.service_runtime import (
-    LoopBody,
-    ServiceRuntime,
-    Stopped,
-)
+from services.cli.api_servers import api_server
 from services.common.bootstrap import (
+    Backends,
     build_bus,
+    build_dictionary_store,
     build_frontier_state,
     build_link_graph,
     build_page_store,
     build_search_index,
 )
-from services.common.config import Settings
 from services.common.domain.messages import (
+    TOPIC_DOCUMENTS,
     TOPIC_FETCHES,
     TOPIC_INDEXED,
     TOPIC_LINKS,
@@ -36,14 +32,17 @@ from services.common.domain.messages import (
     TOPIC_SEEDS,
 )
 from services.common.ports import Bus
-from services.common.runtime.metrics import CONSUMER_LAG, SEARCH_REQUESTS
+from services.common.runtime.metrics import CONSUMER_LAG
+from services.common.runtime.service_runtime import (
+    LoopBody,
+    ServiceRuntime,
+    Stopped,
+)
 
 log = logging.getLogger(__name__)
 
 # One second: SIGTERM is noticed well inside Kubernetes' grace period.
 POLL_TIMEOUT_S = 1.0
-# How long an API worker waits for its index before it starts serving anyway.
-API_CONNECT_BEFORE_SERVING_S = 5.0
 
 
 def consumer_lag(bus: Bus, group: str, topics: Sequence[str]) -> Callable[[], None]:
@@ -56,8 +55,9 @@ def consumer_lag(bus: Bus, group: str, topics: Sequence[str]) -> Callable[[], No
     return refresh
 
 
-def scheduler(cfg: Settings, args: argparse.Namespace) -> int:
+def scheduler(backends: Backends, args: argparse.Namespace) -> int:
     """Continuous crawling: admit links and outcomes, dispatch due jobs, sweep recrawls."""
+    cfg = backends.settings
     from services.scheduler.frontier import Frontier
     from services.scheduler.frontier_metrics import (
         MeteredFrontierState,
@@ -91,8 +91,11 @@ def scheduler(cfg: Settings, args: argparse.Namespace) -> int:
         return rt.supervise(open_body)
 
 
-def indexer(cfg: Settings, args: argparse.Namespace) -> int:
+def indexer(backends: Backends, args: argparse.Namespace) -> int:
     """Page events in, documents out; on stop, commit the batch held."""
+    cfg = backends.settings
+    from services.dictionaries.reanalysis import Reanalysis
+    from services.dictionaries.sync import DictionarySync
     from services.indexer.indexer import GROUP, Indexer
 
     rt = ServiceRuntime(cfg, "indexer", backends=("bus", "index"))
@@ -100,14 +103,24 @@ def indexer(cfg: Settings, args: argparse.Namespace) -> int:
     def open_body() -> LoopBody:
         bus = rt.connect("bus", lambda: build_bus(cfg))
         index = rt.connect("index", lambda: build_search_index(cfg))
+        store = build_dictionary_store(cfg)
+        # The operator's dictionaries, loaded before the first page; the reanalysis job
+        # after a change of user words runs in this loop, a batch every few seconds.
+        sync = DictionarySync(cfg, lambda: store).start()
+        reanalysis = Reanalysis(cfg, store, index, sync)
         ix = Indexer(cfg, bus, index)
+
+        def step() -> None:
+            ix.step(POLL_TIMEOUT_S)
+            if reanalysis.due():
+                reanalysis.step()
 
         def drain() -> None:
             ix.flush()
             log.info("indexer drained: %s indexed, %s duplicates, %s deleted", ix.indexed, ix.duplicates, ix.deleted)
 
         return LoopBody(
-            step=lambda: ix.step(POLL_TIMEOUT_S),
+            step=step,
             drain=drain,
             refresh=consumer_lag(bus, GROUP, (TOPIC_PAGES, TOPIC_REMOVALS)),
         )
@@ -116,8 +129,39 @@ def indexer(cfg: Settings, args: argparse.Namespace) -> int:
         return rt.supervise(open_body)
 
 
-def ranker(cfg: Settings, args: argparse.Namespace) -> int:
+def extractor(backends: Backends, args: argparse.Namespace) -> int:
+    """Documents fetched in, their text out as page events, ``documents_workers`` at a
+    time in worker processes; on stop, the batch in hand is finished and committed."""
+    cfg = backends.settings
+    from services.extractor.extraction_pool import ExtractionPool
+    from services.extractor.extractor import GROUP, Extractor
+
+    rt = ServiceRuntime(cfg, "extractor", backends=("bus", "store"))
+    pool = ExtractionPool(cfg)
+
+    def open_body() -> LoopBody:
+        bus = rt.connect("bus", lambda: build_bus(cfg))
+        # The workers read documents from the store themselves; this checks it answers.
+        rt.connect("store", lambda: build_page_store(cfg))
+        ex = Extractor(cfg, bus, pool)
+
+        def step() -> None:
+            with rt.heartbeat.busy():  # one document may take up to documents_timeout_s
+                ex.step(POLL_TIMEOUT_S)
+
+        return LoopBody(step=step, refresh=consumer_lag(bus, GROUP, (TOPIC_DOCUMENTS,)))
+
+    try:
+        with rt:
+            return rt.supervise(open_body)
+    finally:
+        pool.close()
+
+
+def ranker(backends: Backends, args: argparse.Namespace) -> int:
     """Links in, PageRank out every ``ranker_interval_s``; on stop, rank once more if needed."""
+    cfg = backends.settings
+    from services.dictionaries.sync import DictionarySync
     from services.ranker.ranker import GROUP, Ranker
 
     rt = ServiceRuntime(cfg, "ranker", backends=("bus", "graph", "index"))
@@ -126,6 +170,8 @@ def ranker(cfg: Settings, args: argparse.Namespace) -> int:
         bus = rt.connect("bus", lambda: build_bus(cfg))
         graph = rt.connect("graph", lambda: build_link_graph(cfg))
         index = rt.connect("index", lambda: build_search_index(cfg))
+        store = build_dictionary_store(cfg)
+        DictionarySync(cfg, lambda: store).start()  # anchors are split as page text is
         rk = Ranker(cfg, bus, graph, index)
 
         def step() -> None:
@@ -145,9 +191,10 @@ def ranker(cfg: Settings, args: argparse.Namespace) -> int:
         return rt.supervise(open_body)
 
 
-def crawler(cfg: Settings, args: argparse.Namespace) -> int:
+def crawler(backends: Backends, args: argparse.Namespace) -> int:
     """Fetch jobs until SIGTERM; Scrapy then finishes the fetches in flight, and jobs
     not started stay uncommitted, so they come back to another crawler."""
+    cfg = backends.settings
     from services.crawler.crawl_session import CONSUMER_GROUP
     from services.crawler.worker import CrawlerWorker
     from services.scheduler.lease_check import lease_checker
@@ -164,7 +211,11 @@ def crawler(cfg: Settings, args: argparse.Namespace) -> int:
         rt.refresh = consumer_lag(bus, CONSUMER_GROUP, (TOPIC_FETCHES,))
         # Scrapy installs its own SIGTERM handler (a graceful stop) only once its
         # reactor runs; a signal that comes before reaches ours, and this passes it on.
-        threading.Thread(target=lambda: rt.stop.wait() and worker.stop(), name="stop-relay", daemon=True).start()
+        def relay_stop() -> None:
+            rt.stop.wait()
+            worker.stop()
+
+        threading.Thread(target=relay_stop, name="stop-relay", daemon=True).start()
         # Outages during the crawl are ridden out inside the worker (its poll loop backs off).
         worker.run()
         try:
@@ -174,52 +225,8 @@ def crawler(cfg: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def api(cfg: Settings, args: argparse.Namespace) -> int:
+def api(backends: Backends, args: argparse.Namespace) -> int:
     """Serve the search API and web UI with gunicorn's worker processes until SIGTERM,
-    then drain requests (services/common/runtime/http/gunicorn_server.py).
-
-    Each worker waits up to API_CONNECT_BEFORE_SERVING_S for its index, then serves
-    and goes on connecting in the background; until connected, /readyz and searches
-    answer 503 rather than the process crash-looping.
-    """
-    from services.common.runtime.http import gunicorn_server
-
-    for outcome in ("ok", "bad_request", "error"):
-        SEARCH_REQUESTS.labels(outcome=outcome)  # exported at 0, so rate() has a series from the start
-    return gunicorn_server.run(lambda: api_worker_app(cfg), gunicorn_server.ServerOptions.from_settings(cfg), "api")
-
-
-def api_worker_app(cfg: Settings):  # type: ignore[no-untyped-def]  # a Flask app
-    """The app of one API worker process, its index connected in the background."""
-    from services.api.app import create_app
-    from services.common.runtime.http import gunicorn_server
-    from services.common.runtime.readiness_cache import CachedReadiness
-    from services.search.pending_index import PendingSearchIndex
-
-    rt = ServiceRuntime(cfg, "api", backends=("index",), serve_health_endpoints=False, handle_signals=False)
-    rt.__enter__()
-    index = PendingSearchIndex()
-    app = create_app(cfg, index=index)
-    app.extensions["tansuo.readiness"] = CachedReadiness(rt.readiness)  # names the last connection error
-
-    def connect() -> None:
-        try:
-            index.attach(rt.connect("index", lambda: build_search_index(cfg, read_only=True)))
-        except Stopped:
-            pass
-        except Exception:  # a bad TANSUO_INDEX: no retry makes it right, so the server stops
-            log.exception("api: cannot open the search index; stopping")
-            os.kill(os.getppid(), signal.SIGTERM)
-
-    def stop() -> None:
-        rt.stop.set()
-        rt.close_backends()
-
-    connecting = threading.Thread(target=connect, name="index-connect", daemon=True)
-    connecting.start()
-    gunicorn_server.on_worker_exit(stop)
-    # Wait a little for the index before serving: every worker of a healthy start is
-    # ready from its first request (readiness is each worker's own); an index that
-    # takes longer is connected in the background while the worker answers 503.
-    connecting.join(API_CONNECT_BEFORE_SERVING_S)
-    return app
+    then drain requests (services/api/serving.py)."""
+    cfg = backends.settings
+    return api_server("serve_service")(cfg)

@@ -48,6 +48,10 @@ class OutcomeCaps:
         )
 
 
+# The caps of a crawl run with the default settings (tests and tools that build one outcome).
+DEFAULT_CAPS = OutcomeCaps()
+
+
 def cap_event(event: PageEvent, caps: OutcomeCaps) -> PageEvent:
     """Title and headings within their caps, and a rel=canonical within the URL
     limit; a cut is added to ``limits``."""

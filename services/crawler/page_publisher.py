@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from services.common.domain.messages import TOPIC_LINKS, TOPIC_PAGES
+from services.common.domain.messages import TOPIC_DOCUMENTS, TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message, PageStore
 from services.common.runtime.json_logging import log_context
 from services.common.runtime.metrics import ERRORS
 from services.common.runtime.retry_backoff import describe
 from services.crawler.crawl_session import CONSUMER_GROUP, WorkerStats
-from services.crawler.fetch_outcome import FetchOutcome
+from services.crawler.fetch_outcome import LARGE_BODY_BYTES, FetchOutcome, hashed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -72,7 +72,7 @@ class PagePublisher:
         self._stats.record(event)
         try:
             self._send(outcome)
-        except Exception as exc:  # noqa: BLE001 - sent again before any commit
+        except Exception as exc:  # sent again before any commit
             self._failed(exc)
 
     def _send(self, outcome: FetchOutcome) -> None:
@@ -83,6 +83,10 @@ class PagePublisher:
         for chunk in outcome.more_links:
             self._bus.publish(TOPIC_LINKS, chunk.to_bytes(), key=event.host)
         self._bus.publish(TOPIC_PAGES, event.to_bytes(), key=event.host)
+        # After the event: the extractor's completed event follows it on pages.fetched
+        # (same key, same partition), so the scheduler sees the fetch finished first.
+        if outcome.document is not None:
+            self._bus.publish(TOPIC_DOCUMENTS, outcome.document.to_bytes(), key=event.host)
 
     def _failed(self, exc: BaseException) -> None:
         if not self._resend:
@@ -111,14 +115,14 @@ class PagePublisher:
     def _send_again(self) -> None:
         try:
             self._bus.flush()  # collects the late reports of earlier sends: all are resent anyway
-        except Exception:  # noqa: BLE001 - the outcomes behind it are in _unconfirmed
+        except Exception:  # the outcomes behind it are in _unconfirmed
             pass
         for outcome in list(self._unconfirmed):
             try:
                 self._send(outcome)
             except ConnectionError:
                 raise  # still down: try again on a later tick
-            except Exception as exc:  # noqa: BLE001 - this page can never be sent (too large?)
+            except Exception as exc:  # this page can never be sent (too large?)
                 logger.error("cannot publish %s (%s); dropping it", outcome.event.url, describe(exc))
                 ERRORS.labels(service="crawler", kind="publish_failed").inc()
                 self._unconfirmed.remove(outcome)
@@ -127,6 +131,13 @@ class PagePublisher:
     def skip(self, message: Message) -> None:
         """Commit a message that is not a valid job: redelivering it would fail again."""
         self._uncommitted.append(message)
+
+
+def _hash_and_store(publisher: PagePublisher, item: FetchOutcome) -> FetchOutcome:
+    """On a reactor pool thread: a large document's hash, then the page's bytes stored."""
+    item = hashed(item)
+    publisher.store(item)
+    return item
 
 
 class PublishPipeline:
@@ -144,17 +155,19 @@ class PublishPipeline:
         messages are sent from the reactor's: the put waits for the network (2 ms on
         loopback, more across a cluster), and the reactor fetches meanwhile. A local
         store's put is made here: handing each page to a thread made the embedded crawl
-        10% slower. Scrapy waits for every item before it closes the spider, so a stop
+        10% slower; but a body over LARGE_BODY_BYTES (a large document) is hashed and
+        written on the thread, where its SHA-1 and write do not hold up the fetches.
+        Scrapy waits for every item before it closes the spider, so a stop
         still publishes every page fetched."""
         session: CrawlSession = self._crawler.spider.session  # type: ignore[union-attr]
         publisher = session.publisher
         failed: Exception | None = None
         try:
-            if item.page is not None and publisher.store_is_remote:
-                await maybe_deferred_to_future(deferToThread(publisher.store, item))
+            if item.page is not None and (publisher.store_is_remote or len(item.page.body) > LARGE_BODY_BYTES):
+                item = await maybe_deferred_to_future(deferToThread(_hash_and_store, publisher, item))
             else:
                 publisher.store(item)
-        except Exception as exc:  # noqa: BLE001 - handled in _sent, as before
+        except Exception as exc:
             failed = exc
         return self._sent(session, item, failed)
 

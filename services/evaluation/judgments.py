@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from services.common.errors import BadInput
+
 _TYPE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-class JudgmentsError(ValueError):
+class JudgmentsError(BadInput):
     """A judgments file that cannot be used; the message names the line."""
 
 

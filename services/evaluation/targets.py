@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Callable
 
 from services.common.config import Settings
+from services.common.errors import BackendError
 from services.common.ports import SearchIndex
 
 DEPTH = 100  # results fetched per query: the deepest cut-off of the metrics
@@ -23,7 +24,7 @@ _MAX_SIZE = re.compile(r"size must be between 1 and (\d+)")
 Search = Callable[[str, int], list[str]]
 
 
-class TargetError(RuntimeError):
+class TargetError(BackendError):
     """The search under test failed in a way that invalidates the run."""
 
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from services.common.domain.messages import LinkBatch
 from services.common.domain.url_canonical import BadUrl, canonicalize
+from services.common.errors import BadMessage
 from services.ranker.anchor_text import clean_anchor
 from services.ranker.link_snapshot import ALIAS_MARK
 
 
-class BadBatch(ValueError):
+class BadBatch(BadMessage):
     """The message cannot be decoded, or its source is not a URL: redelivery would fail
     the same way, so it is skipped, not retried."""
 

@@ -23,12 +23,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from services.common.domain.messages import TOPIC_REMOVALS, PageRemoval
+from services.common.errors import NotFound
 from services.common.ports import Bus, FrontierState
 
 ACTIONS = ("pause", "resume", "recrawl", "purge")
 
 
-class UnknownHost(LookupError):
+class UnknownHost(NotFound):
     """The frontier has never seen this host."""
 
 

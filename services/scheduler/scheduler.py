@@ -60,7 +60,7 @@ class ProgressReport:
         counts = scheduler.frontier.counts()
         if moved == self._last and counts.idle:
             return
-        dispatched, outcomes = (now - before for now, before in zip(moved, self._last))
+        dispatched, outcomes = (now - before for now, before in zip(moved, self._last, strict=True))
         self._last = moved
         log.info(
             "last %.0f s: %d jobs dispatched, %d outcomes; frontier: %d queued (%d due), %d in flight, "

@@ -7,12 +7,12 @@ call fails with BackendUnavailable until ``attach`` hands over the real index.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from services.common.domain.documents import IndexDoc, LinkFields
+from services.common.domain.documents import IndexDoc, LinkFields, MergeReport
 from services.common.domain.search_types import SearchHits, SearchQuery
+from services.common.errors import BackendUnavailable
 from services.common.ports import SearchIndex
-from services.common.runtime.retry_backoff import BackendUnavailable
 
 
 class PendingSearchIndex:
@@ -44,6 +44,12 @@ class PendingSearchIndex:
 
     def url_for_hash(self, content_hash: str) -> str | None:
         return self._get().url_for_hash(content_hash)
+
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        return self._get().urls_for_hashes(content_hashes)
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        return self._get().fetch_times(urls)
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         return self._get().near_duplicates(signature)
@@ -77,6 +83,9 @@ class PendingSearchIndex:
 
     def ping(self) -> None:
         self._get().ping()
+
+    def force_merge(self, progress: Callable[[int, int], None] | None = None) -> MergeReport:
+        return self._get().force_merge(progress)
 
     def close(self, finish_merges: bool = False) -> None:
         if self._index is not None:

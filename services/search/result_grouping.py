@@ -53,7 +53,7 @@ def fold_near_duplicates(hits: Sequence[SearchHit]) -> list[Result]:
         results.append(result)
         if copy:
             by_hash.setdefault(copy, result)
-        for band, key in zip(by_band, keys):
+        for band, key in zip(by_band, keys, strict=False):  # no keys: a hit with no signature
             band.setdefault(key, []).append(result)
     return results
 
@@ -64,7 +64,7 @@ def _similar_lead(
     """The best-ranked earlier result sharing a band with ``sig`` and similar to it."""
     best: Result | None = None
     seen: set[int] = set()
-    for band, key in zip(by_band, keys):
+    for band, key in zip(by_band, keys, strict=False):  # no keys: a hit with no signature
         for r in band.get(key, ()):
             if best is not None and r.rank >= best.rank:
                 break  # each list is in rank order: the rest rank lower still

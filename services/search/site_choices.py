@@ -35,7 +35,7 @@ class SiteChoices:
         convenience: a failing index shows up in the search itself)."""
         try:
             version = self._index.view_version()
-        except Exception:  # noqa: BLE001 - as for the listing below
+        except Exception:  # as for the listing below
             version = None
         cached: list[str] | None = self._cache.get(_KEY, version)
         if cached is not None:

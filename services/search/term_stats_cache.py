@@ -41,8 +41,14 @@ class CachedTermStats:
         if missing or known[_DOCS] is None:
             docs, dfs = self._fetch(missing)
             self._cache.put(_DOCS, version, docs)
-            for t, df in zip(missing, dfs):
+            for t, df in zip(missing, dfs, strict=True):
                 self._cache.put(t, version, df)
                 known[t] = df
             known[_DOCS] = docs
-        return known[_DOCS], [known[t] for t in terms]
+        return _count(known[_DOCS]), [_count(known[t]) for t in terms]
+
+
+def _count(value: object) -> int:
+    """A cached count; every key was filled above, so None cannot reach here."""
+    assert isinstance(value, int)
+    return value

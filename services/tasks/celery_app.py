@@ -10,7 +10,8 @@ same graph twice and rewrite every page from an empty memory of what was written
     celery -A services.tasks.celery_app beat
 
 The broker is TANSUO_TASKS_BROKER, or else the Redis of TANSUO_STATE. Tasks take no
-arguments: each worker reads its settings from the environment, like every service.
+arguments: each worker reads its settings from the environment, like every service,
+and builds its adapters once.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from celery import Celery
 
+from services.common.bootstrap import Backends
 from services.common.config import Settings
 from services.tasks import jobs
 
@@ -57,13 +59,17 @@ def create_celery(cfg: Settings | None = None) -> Celery:
         timezone="UTC",
     )
 
+    # The worker's composition root: adapters are built on a task's first use, in the
+    # worker process that runs it (never before Celery forks its pool), and kept.
+    backends = Backends(cfg)
+
     @app.task(name="services.tasks.sweep_recrawl")
     def sweep_recrawl() -> int:
-        return jobs.sweep_recrawl(Settings())
+        return jobs.sweep_recrawl(cfg, backends.frontier)
 
     @app.task(name="services.tasks.reindex")
     def reindex() -> str:
-        return jobs.reindex(Settings())
+        return jobs.reindex(backends.index)
 
     return app
 

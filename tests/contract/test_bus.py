@@ -8,6 +8,7 @@ of the same group" is two calls. A group's first poll on Kafka waits for a group
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -38,11 +39,11 @@ T = TypeVar("T")
 def kafka_test_options(prefix: str, **overrides: object) -> KafkaBusOptions:
     """Small topics and Tansu's fast group settings (INFRA.md)."""
     settings: dict = dict(
-        topic_prefix=prefix, partitions=3, session_timeout_ms=6000, heartbeat_interval_ms=1000,
+        partitions=3, session_timeout_ms=6000, heartbeat_interval_ms=1000,
         request_timeout_s=5.0, delivery_timeout_s=10.0, join_timeout_s=20.0, fetch_max_wait_ms=50,
     )  # fmt: skip
     settings.update(overrides)
-    return KafkaBusOptions(**settings)
+    return dataclasses.replace(KafkaBusOptions.from_settings(Settings(), prefix), **settings)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("kafka", marks=pytest.mark.integration)])

@@ -17,7 +17,7 @@ from tests.deploy.deploy_tools import (
 
 yaml = pytest.importorskip("yaml", reason="PyYAML missing: pip install kubernetes-validate (it brings PyYAML)")
 
-TANSUO_SERVICES = ("scheduler", "crawler", "indexer", "ranker", "api", "celery-worker", "celery-beat")
+TANSUO_SERVICES = ("scheduler", "crawler", "extractor", "indexer", "ranker", "api", "celery-worker", "celery-beat")
 BACKENDS = ("kafka", "redis", "minio", "elasticsearch")
 
 
@@ -132,7 +132,7 @@ def test_prometheus_scrapes_every_service_and_loads_the_alerts(compose):
     for job in config["scrape_configs"]:
         for sd in job.get("dns_sd_configs", []):
             scraped.update(dict.fromkeys(sd["names"], sd["port"]))
-    assert scraped == {"scheduler": 9102, "crawler": 9102, "indexer": 9102, "ranker": 9102, "api": 9102}
+    assert scraped == {"scheduler": 9102, "crawler": 9102, "extractor": 9102, "indexer": 9102, "ranker": 9102, "api": 9102}
     mounts = compose["services"]["prometheus"]["volumes"]
     assert "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in mounts
 

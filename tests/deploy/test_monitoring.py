@@ -82,8 +82,12 @@ def test_the_dashboards_show_what_operators_watch():
         "histogram_quantile(0.5, sum by (le) (rate(tansuo_indexing_latency_seconds_bucket",
         "histogram_quantile(0.99, sum by (le) (rate(tansuo_indexing_latency_seconds_bucket",
         "tansuo_duplicates_total",
+        "max by (instance) (tansuo_indexer_lag_seconds)",  # issue 40: how late search is
+        'rate(tansuo_index_requests_total{service="indexer"}',
         "histogram_quantile(0.99, sum by (le) (rate(tansuo_search_duration_seconds_bucket",
         "sum by (outcome) (rate(tansuo_search_requests_total",
+        'tansuo_search_analytics_searches_total{result="zero"}',  # what people search for and do not find
+        "rate(tansuo_search_result_clicks_total",
         "tansuo_errors_total",
     ):
         assert needed in queries, needed

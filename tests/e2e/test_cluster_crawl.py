@@ -10,6 +10,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -47,7 +48,7 @@ def wait_until_crawled(cluster: Cluster, expected_docs: int, timeout_s: float = 
             # Only once the crawl looks over, so that the check does not load the
             # index server while the crawl runs.
             done = idle and unranked_documents(cluster.env["TANSUO_INDEX"]) == 0
-        except Exception:  # noqa: BLE001 - the index may not exist before the first page
+        except Exception:  # the index may not exist before the first page
             docs, done = 0, False
         return done, (counts.queued, counts.leased, counts.fetched, docs)
 
@@ -66,6 +67,7 @@ def _start_services(cluster: Cluster, crawlers: int) -> None:
     cluster.start("scheduler", "scheduler", wait=False)
     for n in range(crawlers):
         cluster.start(f"crawler{n}", "crawler", wait=False)
+    cluster.start("extractor", "extractor", wait=False)  # the site's text files are documents
     cluster.start("indexer", "indexer", wait=False)
     cluster.start("ranker", "ranker", wait=False)
     cluster.start("api", "api", "--host", "127.0.0.1", wait=False)
@@ -92,7 +94,7 @@ def test_the_cluster_crawls_the_docs_site_like_embedded_mode_though_a_crawler_is
 
     # Politeness held across the crawler processes, by the server's own clock.
     times = sorted(r.time for r in site.server.requests)
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert len(gaps) > 200 and min(gaps) >= DELAY, f"smallest gap {min(gaps):.4f}s"
 
     index = _index(cluster.env)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -113,7 +114,7 @@ def test_robots_disallow_is_never_fetched(crawled):
 def test_two_fetches_of_one_host_are_never_closer_than_the_delay(crawled):
     site, _, _ = crawled
     times = sorted(r.time for r in site.server.requests)
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert len(gaps) > 200
     assert min(gaps) >= DELAY, f"smallest gap {min(gaps):.4f}s is below the {DELAY}s delay"
 
@@ -150,6 +151,8 @@ def test_cli_search_json_is_the_api_json(crawled):
         "/api/search", query_string={"q": "安装 系统", "size": 5}
     ).get_json()
     cli.pop("took_ms"), api.pop("took_ms")
+    # Links into the HTTP server (the click link and the cached copy) are the API's own.
+    api["results"] = [{k: v for k, v in r.items() if k not in ("click_url", "cache_url")} for r in api["results"]]
     assert cli == api
 
 
@@ -170,7 +173,9 @@ def test_one_process_doing_everything_builds_the_same_index(crawled, tmp_path):
         # RANK_CHANGE), so two crawls may keep values that close apart.
         for field in ("pagerank", "rank"):
             assert a.pop(field) == pytest.approx(b.pop(field), rel=2e-3), (url, field)
-        a.pop("fetched_at"), b.pop("fetched_at")
+        fetched = a.pop("fetched_at"), b.pop("fetched_at")
+        if (a["modified_at"], b["modified_at"]) == fetched:  # no Last-Modified: the page's date is its fetch time
+            a.pop("modified_at"), b.pop("modified_at")
         assert a == b, url
 
 

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -56,34 +57,34 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, 
         yield site, data, stderr
 
 
-def test_the_crawl_finishes_by_itself(crawled) -> None:  # noqa: ANN001
+def test_the_crawl_finishes_by_itself(crawled) -> None:
     _, _, stderr = crawled
     assert "crawl finished" in stderr
 
 
-def test_the_crawl_stays_under_500_mb_of_memory(crawled) -> None:  # noqa: ANN001
+def test_the_crawl_stays_under_500_mb_of_memory(crawled) -> None:
     print(f"crawl peak RSS {PEAK_RSS_KIB[0] // 1024} MiB")
     assert PEAK_RSS_KIB[0] < 500 * 1024, f"peak {PEAK_RSS_KIB[0] // 1024} MiB"  # KiB on Linux
 
 
-def test_nothing_disallowed_is_fetched_after_a_redirected_robots_txt(crawled) -> None:  # noqa: ANN001
+def test_nothing_disallowed_is_fetched_after_a_redirected_robots_txt(crawled) -> None:
     site, _, _ = crawled
     paths = site.paths()
     assert paths[:3] == ["/robots.txt", "/robots/moved-again.txt", "/robots/real.txt"]
     assert not [p for p in paths if p.startswith(DISALLOWED)]
 
 
-def test_no_two_requests_to_a_host_come_closer_than_its_crawl_delay(crawled) -> None:  # noqa: ANN001
+def test_no_two_requests_to_a_host_come_closer_than_its_crawl_delay(crawled) -> None:
     # --delay 0 lets a host take parallel fetches; its Crawl-delay must still win.
     site, _, _ = crawled
     hits = site.slow_host_hits
     assert len(hits) == 3 + SLOW_HOST_PAGES  # robots.txt, /sitemap.xml, the home page, its pages
-    gaps = [b.at - a.at for a, b in zip(hits, hits[1:])]
+    gaps = [b.at - a.at for a, b in pairwise(hits)]
     assert min(gaps) >= SLOW_HOST_CRAWL_DELAY, gaps
 
 
 @pytest.mark.parametrize("trouble", ["timeout", "server-error"])
-def test_a_host_whose_robots_txt_cannot_be_had_is_not_crawled(crawled, trouble: str) -> None:  # noqa: ANN001
+def test_a_host_whose_robots_txt_cannot_be_had_is_not_crawled(crawled, trouble: str) -> None:
     # RFC 9309 2.3.1.4: an unreachable robots.txt means complete disallow; the one-pass
     # crawl gives the host up (and says so in the report) instead of waiting for ever.
     site, data, _ = crawled
@@ -95,19 +96,19 @@ def test_a_host_whose_robots_txt_cannot_be_had_is_not_crawled(crawled, trouble: 
     assert "robots.txt" in json.dumps(row, ensure_ascii=False), row
 
 
-def test_the_rule_before_a_megabyte_of_robots_junk_holds(crawled) -> None:  # noqa: ANN001
+def test_the_rule_before_a_megabyte_of_robots_junk_holds(crawled) -> None:
     site, data, _ = crawled
     paths = site.robots_trouble_paths["junk"]
     assert "/open.html" in paths and not [p for p in paths if p.startswith("/private/")], paths
     assert _index(data).get(site.robots_trouble_bases["junk"] + "/open.html") is not None
 
 
-def test_no_request_reaches_another_port_of_the_address(crawled) -> None:  # noqa: ANN001
+def test_no_request_reaches_another_port_of_the_address(crawled) -> None:
     site, _, _ = crawled
     assert site.other_port_hits == []
 
 
-def test_traps_are_cut_by_the_default_limits(crawled) -> None:  # noqa: ANN001
+def test_traps_are_cut_by_the_default_limits(crawled) -> None:
     site, _, _ = crawled
     paths = site.paths()
     assert 15 <= sum(p.startswith("/calendar") for p in paths) <= 21
@@ -123,12 +124,12 @@ def _report(data: Path) -> dict[str, object]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
-def _index(data: Path):  # noqa: ANN202
+def _index(data: Path):
     return build_search_index(Settings(data_dir=data), read_only=True)
 
 
 @pytest.mark.parametrize("path", sorted(WELL_FORMED))
-def test_every_well_formed_page_is_indexed_with_its_title(crawled, path: str) -> None:  # noqa: ANN001
+def test_every_well_formed_page_is_indexed_with_its_title(crawled, path: str) -> None:
     site, data, _ = crawled
     doc = _index(data).get(site.base + path)
     assert doc is not None and doc.title == WELL_FORMED[path]
@@ -140,26 +141,26 @@ def test_every_well_formed_page_is_indexed_with_its_title(crawled, path: str) ->
      ("/charset/gbk-meta-says-utf8.html", GBK_TEXT), ("/charset/gbk-undeclared.html", GBK_TEXT),
      ("/charset/gb18030-declared.html", GB18030_TEXT)],
 )  # fmt: skip
-def test_chinese_encodings_are_indexed_as_the_right_text(crawled, path: str, text: str) -> None:  # noqa: ANN001
+def test_chinese_encodings_are_indexed_as_the_right_text(crawled, path: str, text: str) -> None:
     site, data, _ = crawled
     doc = _index(data).get(site.base + path)
     assert doc is not None and text in doc.body
 
 
 @pytest.mark.parametrize("path", NOT_INDEXED)
-def test_binary_huge_and_slow_responses_are_not_indexed(crawled, path: str) -> None:  # noqa: ANN001
+def test_binary_huge_and_slow_responses_are_not_indexed(crawled, path: str) -> None:
     site, data, _ = crawled
     assert site.base + path in [site.base + p for p in site.paths()]
     assert _index(data).get(site.base + path) is None
 
 
-def test_a_huge_title_is_stored_capped(crawled) -> None:  # noqa: ANN001
+def test_a_huge_title_is_stored_capped(crawled) -> None:
     site, data, _ = crawled
     doc = _index(data).get(site.base + "/huge/title.html")
     assert doc is not None and doc.title == "长" * 512
 
 
-def test_the_frontier_shows_which_limits_cut(crawled) -> None:  # noqa: ANN001
+def test_the_frontier_shows_which_limits_cut(crawled) -> None:
     _, data, _ = crawled
     out = subprocess.run([sys.executable, "-m", "services.cli.main", "frontier", "--data", str(data), "--json"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
@@ -169,7 +170,7 @@ def test_the_frontier_shows_which_limits_cut(crawled) -> None:  # noqa: ANN001
     assert {"max_depth", "path_repetition", "title_length", "outlinks"} <= set(limits), limits
 
 
-def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:  # noqa: ANN001
+def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:
     site, data, _ = crawled
     out = subprocess.run([sys.executable, "-m", "services.cli.main", "report", "--data", str(data), "--json"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
@@ -182,7 +183,7 @@ def test_the_crawl_report_says_what_was_skipped_and_why(crawled) -> None:  # noq
 
 
 @pytest.mark.browser
-def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:  # noqa: ANN001
+def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:
     import urllib.parse
 
     from services.api.app import create_app
@@ -211,7 +212,7 @@ def test_no_stored_title_or_snippet_runs_script_in_the_browser(crawled) -> None:
 # --- the same hostile crawl by the cluster ---------------------------------------------
 
 
-def _by_role(site, urls_titles: dict[str, str]) -> dict[str, str]:  # noqa: ANN001
+def _by_role(site, urls_titles: dict[str, str]) -> dict[str, str]:
     """URL → title with each host of the site named by its role, so that two runs of
     the site on other ports compare."""
     roles = {site.base: "main", site.slow_host_base: "slow", site.other_port_base: "other"}
@@ -223,13 +224,13 @@ def _by_role(site, urls_titles: dict[str, str]) -> dict[str, str]:  # noqa: ANN0
     return out
 
 
-def _titles(index) -> dict[str, str]:  # noqa: ANN001
+def _titles(index) -> dict[str, str]:
     return {url: index.get(url).title for url in index.urls()}
 
 
 @pytest.mark.integration
 def test_the_cluster_crawl_of_the_hostile_site_ends_with_the_same_index(
-    crawled, tmp_path, redis_server, kafka_broker, s3_endpoint, es_url  # noqa: ANN001
+    crawled, tmp_path, redis_server, kafka_broker, s3_endpoint, es_url
 ) -> None:
     from tests.cluster import Cluster, cluster_env
 
@@ -257,7 +258,7 @@ def test_the_cluster_crawl_of_the_hostile_site_ends_with_the_same_index(
     assert got == expected
 
 
-def _settled_titles(cluster, frontier, open_index, expected: int, timeout_s: float = 300) -> dict[str, str]:  # noqa: ANN001
+def _settled_titles(cluster, frontier, open_index, expected: int, timeout_s: float = 300) -> dict[str, str]:
     """The cluster index's URL → title once the frontier is idle and the index has held
     still for five seconds."""
     import time
@@ -266,7 +267,7 @@ def _settled_titles(cluster, frontier, open_index, expected: int, timeout_s: flo
         counts = frontier.counts(time.time())
         try:
             titles = _titles(open_index())
-        except Exception:  # noqa: BLE001 - no index before the first page
+        except Exception:  # no index before the first page
             titles = {}
         return counts.queued == 0 and counts.leased == 0 and len(titles) >= expected, titles
 

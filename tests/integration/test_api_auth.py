@@ -24,7 +24,7 @@ OPEN = ["/api/search?q=x", "/api/suggest?q=x", "/", "/livez", "/healthz", "/read
 
 
 @pytest.fixture
-def client(tmp_path: Path):  # noqa: ANN201 - a Flask test client
+def client(tmp_path: Path):  # a Flask test client
     cfg = Settings(data_dir=tmp_path, api_token=TOKEN)
     return create_app(cfg, index=build_search_index(cfg)).test_client()
 
@@ -35,7 +35,7 @@ def client(tmp_path: Path):  # noqa: ANN201 - a Flask test client
     [None, "Bearer ", "Bearer wrong-token", f"Basic {TOKEN}", f"Bearer {TOKEN}x", f"Bearer {TOKEN[:-1]}"],
 )
 def test_a_crawl_endpoint_refuses_a_missing_or_wrong_token_with_401_and_a_challenge(
-    client, method: str, path: str, body: dict | None, authorization: str | None  # noqa: ANN001
+    client, method: str, path: str, body: dict | None, authorization: str | None
 ) -> None:
     headers = {"Authorization": authorization} if authorization is not None else {}
     resp = client.open(path, method=method, json=body, headers=headers)
@@ -45,14 +45,14 @@ def test_a_crawl_endpoint_refuses_a_missing_or_wrong_token_with_401_and_a_challe
 
 
 @pytest.mark.parametrize(("method", "path", "body"), GUARDED)
-def test_a_crawl_endpoint_accepts_the_right_token(client, method: str, path: str, body: dict | None) -> None:  # noqa: ANN001
+def test_a_crawl_endpoint_accepts_the_right_token(client, method: str, path: str, body: dict | None) -> None:
     for scheme in ("Bearer", "bearer"):  # auth schemes are case-insensitive (RFC 7235)
         resp = client.open(path, method=method, json=body, headers={"Authorization": f"{scheme} {TOKEN}"})
         assert resp.status_code in (200, 202), resp.get_json()
 
 
 @pytest.mark.parametrize(("method", "path", "body"), GUARDED)
-def test_without_a_configured_token_the_crawl_endpoints_are_off(tmp_path: Path, method: str, path: str, body) -> None:  # noqa: ANN001
+def test_without_a_configured_token_the_crawl_endpoints_are_off(tmp_path: Path, method: str, path: str, body) -> None:
     cfg = Settings(data_dir=tmp_path)
     client = create_app(cfg, index=build_search_index(cfg)).test_client()
     resp = client.open(path, method=method, json=body, headers={"Authorization": "Bearer anything"})
@@ -60,11 +60,11 @@ def test_without_a_configured_token_the_crawl_endpoints_are_off(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("path", OPEN)
-def test_search_the_ui_probes_and_docs_need_no_token(client, path: str) -> None:  # noqa: ANN001
+def test_search_the_ui_probes_and_docs_need_no_token(client, path: str) -> None:
     assert client.get(path).status_code == 200
 
 
-def test_the_metrics_are_not_on_the_api_port(client) -> None:  # noqa: ANN001
+def test_the_metrics_are_not_on_the_api_port(client) -> None:
     """They are on the health port (services/common/runtime/http/metrics_port.py), as for every service."""
     assert client.get("/metrics").status_code == 404
 

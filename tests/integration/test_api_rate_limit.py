@@ -18,7 +18,7 @@ CLIENT = {"REMOTE_ADDR": "203.0.113.20"}
 OTHER = {"REMOTE_ADDR": "198.51.100.4"}
 
 
-def _client(tmp_path: Path, **settings: object):  # noqa: ANN202 - a Flask test client
+def _client(tmp_path: Path, **settings: object):  # a Flask test client
     settings = {"api_rate_limit_per_s": 2.0, "api_rate_limit_burst": 3, **settings}
     cfg = Settings(data_dir=tmp_path, **settings)  # type: ignore[arg-type]
     return create_app(cfg, index=build_search_index(cfg)).test_client()

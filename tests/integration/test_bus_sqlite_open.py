@@ -15,7 +15,7 @@ def _open_each(directory: Path, barrier: object, failures: object) -> None:
         barrier.wait()  # type: ignore[attr-defined]
         try:
             SqliteBus(directory / f"bus-{n}.sqlite3").close()
-        except Exception as exc:  # noqa: BLE001 - reported to the test, which names it
+        except Exception as exc:  # reported to the test, which names it
             failures.put(f"{n}: {exc!r}")  # type: ignore[attr-defined]
 
 

@@ -108,14 +108,14 @@ def test_a_search_reads_only_the_documents_it_shows(tmp_path: Path, legacy_path:
     old.close()
 
 
-@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before own_text", "before the fold keys"])
-def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, bool]) -> None:
+@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before the documents", "before the page dates", "before own_text", "before the fold keys"])
+def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, bool, bool, bool]) -> None:
     legacy_path = tmp_path / "legacy"
     legacy_path.mkdir()
     tantivy.Index(_schema(*layout), path=str(legacy_path))
     before = json.loads((legacy_path / "meta.json").read_text())["schema"]
     index = TantivySearchIndex(legacy_path, CFG)
-    assert (index._fold_keys, index._own_text) == layout
+    assert (index._fold_keys, index._own_text, index._dates, index._documents) == layout
     index.upsert([_signed(index_doc("https://a.example.cn/1", body="共同 一")), index_doc("https://a.example.cn/2", body="共同")])
     index.commit()
     index.set_link_fields({"https://a.example.cn/1": LinkFields(pagerank=0.5, rank=2.0, anchors="", anchors_tokens="")})
@@ -148,13 +148,13 @@ def test_the_columns_give_back_each_key(pages: list[tuple[str, str, tuple[int, .
     searcher = index.searcher()
     addresses = [searcher.search(tantivy.Query.term_query(index.schema, "t", f"d{n}")).hits[0][1] for n in range(len(pages))]
     keys = fold_keys.read(searcher, addresses)
-    for (site, content_hash, signature), k in zip(pages, keys):
+    for (site, content_hash, _signature), k in zip(pages, keys, strict=True):
         assert k.site == fold_keys.key(site)
         assert bool(k.copy) == bool(content_hash)
-    assert len({k.copy for (_, h, _), k in zip(pages, keys) if h}) == len({h for _, h, _ in pages if h})
+    assert len({k.copy for (_, h, _), k in zip(pages, keys, strict=True) if h}) == len({h for _, h, _ in pages if h})
     # The band columns hold 16 bits of each band term the index stores, the first band highest.
     columns = [searcher.fast_field_values(name, addresses) for name in fold_keys.BAND_FIELDS]
-    for (_, _, signature), row in zip(pages, zip(*columns)):
+    for (_, _, signature), row in zip(pages, zip(*columns, strict=True), strict=True):
         terms = [int(t.split(":")[1][:4], 16) for t in minhash.bands(signature)]
         assert list(row) == ([sum(v << (48 - 16 * (i % 4)) for i, v in enumerate(terms[j : j + 4])) for j in range(0, 16, 4)] if terms else [None] * 4)
 
@@ -163,10 +163,10 @@ def test_the_columns_give_back_each_key(pages: list[tuple[str, str, tuple[int, .
 @given(st.lists(st.one_of(st.none(), st.lists(st.integers(0, 3), min_size=16, max_size=16).map(tuple)), max_size=10))
 def test_hits_sharing_a_band_are_those_that_can_fold(bands: list[tuple[int, ...] | None]) -> None:
     rows = [fold_keys.pack(b) if b else [None] * 4 for b in bands]
-    columns = [list(column) for column in zip(*rows)] if rows else []
+    columns = [list(column) for column in zip(*rows, strict=True)] if rows else []
     expected = {
         n for n, a in enumerate(bands) for m, b in enumerate(bands)
-        if n != m and a and b and any(x == y for x, y in zip(a, b))
+        if n != m and a and b and any(x == y for x, y in zip(a, b, strict=True))
     }  # fmt: skip
     assert fold_keys.sharing_a_band(columns) == expected
 
@@ -222,4 +222,22 @@ def test_a_swap_stopped_between_its_renames_is_finished_on_open(legacy_path: Pat
     index = TantivySearchIndex(legacy_path, CFG, read_only=True)
     assert index._fold_keys and _answers(index) == before
     assert _siblings(legacy_path) == [legacy_path.name]
+    index.close()
+
+
+def test_an_index_from_before_the_page_dates_sorts_by_date_from_its_fetch_times(tmp_path: Path) -> None:
+    from services.common.domain.search_types import SearchQuery
+    from services.search.query_plan import words_query
+
+    path = tmp_path / "legacy"
+    path.mkdir()
+    tantivy.Index(_schema(*_LAYOUTS[2]), path=str(path))
+    index = TantivySearchIndex(path, CFG)
+    assert not index._dates
+    docs = [dataclasses.replace(index_doc(f"https://a.example.cn/{n}", body="共同"), fetched_at=t)
+            for n, t in enumerate([3.0e9, 1.0e9, 2.0e9])]  # fmt: skip
+    index.upsert(docs)
+    index.commit()
+    found = index.search(SearchQuery(tree=words_query(CFG, ["共同"]), limit=2, sort="date"))
+    assert found.total == 3 and [h.url for h in found.hits] == ["https://a.example.cn/0", "https://a.example.cn/2"]
     index.close()

@@ -20,12 +20,12 @@ IGNORED_METHODS = {"HEAD", "OPTIONS"}  # answered by werkzeug for every GET rout
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - a Flask app
+def app(tmp_path_factory: pytest.TempPathFactory):  # a Flask app
     cfg = Settings(data_dir=tmp_path_factory.mktemp("openapi"))
     return create_app(cfg, index=build_search_index(cfg))
 
 
-def _app_operations(app) -> dict[tuple[str, str], str]:  # noqa: ANN001
+def _app_operations(app) -> dict[tuple[str, str], str]:
     """(METHOD, OpenAPI path) -> Flask endpoint, for every route the app exposes."""
     operations = {}
     for rule in app.url_map.iter_rules():
@@ -43,7 +43,7 @@ def _spec_operations() -> dict[tuple[str, str], dict]:
     }
 
 
-def test_every_route_of_the_app_is_in_the_document_and_nothing_else(app) -> None:  # noqa: ANN001
+def test_every_route_of_the_app_is_in_the_document_and_nothing_else(app) -> None:
     in_app, in_spec = set(_app_operations(app)), set(_spec_operations())
     assert not in_app - in_spec, f"routes missing from services/api/openapi.json: {sorted(in_app - in_spec)}"
     assert not in_spec - in_app, f"operations the app does not have: {sorted(in_spec - in_app)}"
@@ -55,7 +55,7 @@ def test_the_document_validates_against_the_openapi_3_1_schema() -> None:
     validate(document, cls=OpenAPIV31SpecValidator)
 
 
-def test_the_operations_that_need_the_token_are_the_guarded_views(app) -> None:  # noqa: ANN001
+def test_the_operations_that_need_the_token_are_the_guarded_views(app) -> None:
     spec = _spec_operations()
     for key, endpoint in _app_operations(app).items():
         guarded = getattr(app.view_functions[endpoint], "tansuo_requires_token", False)
@@ -71,7 +71,7 @@ def test_every_operation_has_an_id_a_summary_and_a_tag() -> None:
     assert all(op.get("summary") and op.get("tags") for op in _spec_operations().values())
 
 
-def test_the_json_and_the_reference_page_are_served_without_anything_from_elsewhere(app) -> None:  # noqa: ANN001
+def test_the_json_and_the_reference_page_are_served_without_anything_from_elsewhere(app) -> None:
     client = app.test_client()
     served = client.get("/api/openapi.json")
     assert served.status_code == 200 and served.get_json() == openapi_document()

@@ -30,7 +30,7 @@ def _page(i: int, word: str) -> PageEvent:
 
 
 def test_every_worker_answers_from_the_latest_commit_of_a_writer_in_another_process(
-    start: Callable[..., Server], tmp_path: Path  # noqa: F811
+    start: Callable[..., Server], tmp_path: Path
 ) -> None:
     server = start("serve", TANSUO_API_WORKERS="2")
     deadline = time.monotonic() + 60

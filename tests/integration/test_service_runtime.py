@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from services.cli.service_runtime import LoopBody, ServiceRuntime
-from services.common.bootstrap import ConfigError
 from services.common.config import Settings
+from services.common.errors import ConfigError
+from services.common.runtime.service_runtime import LoopBody, ServiceRuntime
 
 
 class FakeBackend:

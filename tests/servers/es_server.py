@@ -39,7 +39,7 @@ class EsServer(LoggedProcess):
     def start(self) -> None:
         binary = noida_binary()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.workdir / "server.log", "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.workdir / "server.log", "wb")  # closed in stop()
         self.proc = subprocess.Popen(
             [
                 str(binary), "start", "--only", "elasticsearch", "--elasticsearch-port", str(self.port),

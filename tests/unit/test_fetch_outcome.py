@@ -9,14 +9,14 @@ from services.crawler.fetch_outcome import (
     outcome_from_error,
     outcome_from_response,
 )
-from services.crawler.message_caps import OutcomeCaps
+from services.crawler.message_caps import DEFAULT_CAPS, OutcomeCaps
 
 JOB = FetchJob(url="https://example.cn/a/page", host="example.cn", lease_id="L1", depth=3)
 MSG = Message(topic="fetches.scheduled", key="example.cn", payload=JOB.to_bytes(), offset=7)
 
 
 def respond(status: int, headers: dict[str, str], body: bytes = b"", job: FetchJob = JOB,
-            caps: OutcomeCaps = OutcomeCaps()):
+            caps: OutcomeCaps = DEFAULT_CAPS):
     return outcome_from_response(job, MSG, status, headers, body, max_body_chars=10_000, caps=caps)
 
 

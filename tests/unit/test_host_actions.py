@@ -10,7 +10,7 @@ import pytest
 from services.common.domain.messages import TOPIC_REMOVALS, PageRemoval
 from services.common.ports import Message
 from services.scheduler import host_actions
-from tests.unit.test_frontier import (  # noqa: F401
+from tests.unit.test_frontier import (  # noqa: F401 - state is a fixture, used by name
     SITE,
     Clock,
     answer,
@@ -43,7 +43,7 @@ class RecordingBus:
         return []
 
 
-def crawl_everything(f, clock) -> list[str]:  # noqa: ANN001
+def crawl_everything(f, clock) -> list[str]:
     fetched = []
     for _ in range(20):
         for job in f.dispatch():
@@ -56,7 +56,7 @@ def crawl_everything(f, clock) -> list[str]:  # noqa: ANN001
     return fetched
 
 
-def two_host_frontier(state, clock):  # noqa: ANN001, ANN201
+def two_host_frontier(state, clock):
     f = make_frontier(state, clock, seeds=(f"{SITE}/", f"{OTHER}/"))
     f.offer_links(links(f"{SITE}/", f"{SITE}/a", f"{SITE}/b"))
     return f
@@ -171,7 +171,7 @@ def test_pages_fetched_per_minute_are_kept_for_the_chart(state):
     assert state.fetch_history(clock.now + 120) == []
 
 
-def test_a_sqlite_frontier_from_before_pausing_gets_the_column(tmp_path):  # noqa: ANN001
+def test_a_sqlite_frontier_from_before_pausing_gets_the_column(tmp_path):
     import sqlite3
 
     from services.common.adapters.sqlite.frontier import SqliteFrontierState

@@ -23,12 +23,12 @@ def test_a_chunk_pairs_each_target_with_its_page_linkless_pages_included() -> No
     rows = [(7, pack_targets([1, 2])), (8, b""), (9, pack_targets([7]))]
     chunk = edge_chunk(*from_rows(rows))
     assert chunk.sources.tolist() == [7, 8, 9]
-    assert list(zip(chunk.src.tolist(), chunk.dst.tolist())) == [(7, 1), (7, 2), (9, 7)]
+    assert list(zip(chunk.src.tolist(), chunk.dst.tolist(), strict=True)) == [(7, 1), (7, 2), (9, 7)]
 
 
 def test_an_anchor_chunk_keeps_source_target_and_text_together() -> None:
     chunk = anchor_chunk(*from_rows([(3, pack_anchors([(4, 0), (5, 1)])), (6, pack_anchors([(3, 1)]))]))
-    assert list(zip(chunk.src.tolist(), chunk.dst.tolist(), chunk.text.tolist())) == [(3, 4, 0), (3, 5, 1), (6, 3, 1)]
+    assert list(zip(chunk.src.tolist(), chunk.dst.tolist(), chunk.text.tolist(), strict=True)) == [(3, 4, 0), (3, 5, 1), (6, 3, 1)]
 
 
 def test_a_page_scanned_twice_is_cut_out_of_the_chunk() -> None:

@@ -33,5 +33,5 @@ def test_other_messages_levels_and_our_own_loggers_are_never_held_back() -> None
     assert throttle.filter(_record("kafka.cluster", "Metadata refresh failed", level=logging.WARNING))
     assert not throttle.filter(_record("kafka.cluster", "Metadata refresh failed"))
     for _ in range(3):
-        assert throttle.filter(_record("services.cli.service_runtime", "indexer step failed"))
+        assert throttle.filter(_record("services.common.runtime.service_runtime", "indexer step failed"))
         assert throttle.filter(_record("kafkaesque", "not a client library"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from itertools import pairwise
 
 import rensa
 from hypothesis import given
@@ -21,7 +22,7 @@ PINNED = (2899955311, 3317502769, 3280104714, 3238367441, 2947759640, 2411237015
 
 
 def _pairs(tokens: list[str]) -> set[tuple[str, str]]:
-    return set(zip(tokens, tokens[1:]))
+    return set(pairwise(tokens))
 
 
 def _jaccard(a: list[str], b: list[str]) -> float:

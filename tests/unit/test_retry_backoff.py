@@ -22,7 +22,7 @@ class Waits:
         return self.stop_after is not None and len(self.delays) >= self.stop_after
 
 
-def failing(times: int, exc: Exception | None = None):  # noqa: ANN201
+def failing(times: int, exc: Exception | None = None):
     calls = {"n": 0}
 
     def call() -> str:

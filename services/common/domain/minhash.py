@@ -20,7 +20,7 @@ pages and copies, the estimate is off the exact Jaccard by the same root mean sq
 0.016 and 0.021, and no more pairs land on the wrong side of THRESHOLD). Signatures are
 stored, so rensa is pinned and tests/unit/test_minhash.py pins values it computes.
 Signatures made by the old formula do not match new ones: such pages fold with their
-copies again once either is indexed anew (README, "Duplicates").
+copies again once either is indexed anew (docs/operations.md, "Duplicates").
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import hashlib
 import operator
 import struct
 from collections.abc import Sequence
+from itertools import pairwise
 
 import rensa
 
@@ -68,7 +69,7 @@ def signature(tokens: Sequence[str] | str) -> tuple[int, ...]:
 
 def shingles(tokens: Sequence[str]) -> list[str]:
     """Each word with the next, space-joined: "a b", "b c", …"""
-    return list(map(" ".join, zip(tokens, tokens[1:])))
+    return list(map(" ".join, pairwise(tokens)))
 
 
 def similarity(a: Sequence[int], b: Sequence[int]) -> float:

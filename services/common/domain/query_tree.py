@@ -17,7 +17,6 @@ Its score is the sum of its ``must`` and matching ``should`` scores, times ``boo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class Bool:
     boost: float = 1.0
 
 
-Node = Union[Term, Phrase, Bool]
+Node = Term | Phrase | Bool
 
 
 def can_match(node: Node) -> bool:

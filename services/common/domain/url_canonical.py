@@ -12,6 +12,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
+from services.common.errors import BadInput
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Query parameters that say who shared a link or which session followed it, never
 # which page it is: with them, one page is many URLs (and many fetches).
@@ -27,7 +29,7 @@ _SHARE_FROM = frozenset({"singlemessage", "groupmessage", "timeline"})
 _PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid|sid)=[^/?#]*", re.I)
 
 
-class BadUrl(ValueError):
+class BadUrl(BadInput):
     """Not an absolute http(s) URL we could ever fetch."""
 
 

@@ -119,7 +119,7 @@ class Readiness:
             thread.start()
             started[name] = thread
         deadline = time.monotonic() + self.timeout_s
-        for name, thread in started.items():
+        for thread in started.values():
             thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             failed = {n: results.get(n, f"no answer within {self.timeout_s:g} s") for n in checks}
@@ -220,7 +220,7 @@ class _HealthHandler(BaseHTTPRequestHandler):
     heartbeat: Heartbeat | None
     registry: Callable[[], Any]
 
-    def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
+    def do_GET(self) -> None:  # the name http.server dispatches to
         path = self.path.split("?", 1)[0]
         if path in ("/livez", "/healthz"):
             alive, details = self.heartbeat.status() if self.heartbeat is not None else (True, {})
@@ -248,6 +248,6 @@ class _HealthHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:  # the base class's name
         # Probes come every few seconds: an access log line each would drown the rest.
         pass

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Commands whose /metrics sums several processes: gunicorn's workers, or the embedded
@@ -25,6 +26,10 @@ ENV = "PROMETHEUS_MULTIPROC_DIR"
 SERVING_COMMANDS = ("serve", "api", "run", "demo")
 # A value file starts with 4 bytes saying how much of it is used, then 4 of padding.
 _HEADER_BYTES = 8
+
+
+if TYPE_CHECKING:  # imported where used: this module runs before prometheus_client may be imported
+    from prometheus_client import CollectorRegistry
 
 
 def prepare(argv: Sequence[str]) -> None:
@@ -36,15 +41,20 @@ def prepare(argv: Sequence[str]) -> None:
     path = tempfile.mkdtemp(prefix="tansuo-metrics-")
     os.environ[ENV] = path
     owner = os.getpid()
-    # Forked workers inherit atexit handlers: only the process that made it removes it.
-    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(path, ignore_errors=True))
+
+    def remove() -> None:
+        # Forked workers inherit atexit handlers: only the process that made it removes it.
+        if os.getpid() == owner:
+            shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
 
 
 def enabled() -> bool:
     return bool(os.environ.get(ENV))
 
 
-def registry():  # type: ignore[no-untyped-def]  # prometheus_client's registries are untyped
+def registry() -> CollectorRegistry:
     """The registry a /metrics endpoint should render: every worker's values summed in
     multiprocess mode, else this process's default registry."""
     from prometheus_client import REGISTRY, CollectorRegistry
@@ -57,11 +67,11 @@ def registry():  # type: ignore[no-untyped-def]  # prometheus_client's registrie
 
 
 @functools.cache
-def _started_files_collector():  # type: ignore[no-untyped-def]
+def _started_files_collector() -> type[Any]:
     """Defined on first use: this module is imported before prometheus_client may be."""
     from prometheus_client import multiprocess
 
-    class StartedFilesCollector(multiprocess.MultiProcessCollector):  # type: ignore[misc]
+    class StartedFilesCollector(multiprocess.MultiProcessCollector):
         """Sums every process's file but those still being created.
 
         A process that counts its first value creates its file empty and sizes it a
@@ -71,7 +81,7 @@ def _started_files_collector():  # type: ignore[no-untyped-def]
         leaving it out of this scrape loses nothing.
         """
 
-        def collect(self):  # type: ignore[no-untyped-def]
+        def collect(self) -> Any:  # prometheus_client's collectors are untyped
             files = [path for path in glob.glob(os.path.join(self._path, "*.db")) if _sized(path)]
             return self.merge(files, accumulate=True)
 

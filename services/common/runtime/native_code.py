@@ -9,12 +9,13 @@ indexer says so in its log when it starts (``warn_if_missing``).
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 from types import ModuleType
 
 native: ModuleType | None
 try:
-    from services.common import _native as native
+    native = importlib.import_module("services.common._native")
 except ImportError:  # installed without a C compiler
     native = None
 

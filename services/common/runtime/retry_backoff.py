@@ -20,10 +20,6 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-class BackendUnavailable(ConnectionError):
-    """A backend the service needs is not connected (yet); readiness reports it."""
-
-
 @dataclass
 class Backoff:
     """Delays that double from ``initial_s`` up to ``max_s``; ``reset`` after a success.

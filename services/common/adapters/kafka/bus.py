@@ -55,7 +55,6 @@ auto-created, so their partitions, retention and size limit are always ours.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import socket
 import threading
@@ -85,6 +84,7 @@ from kafka.errors import (
 from kafka.structs import MemberState, OffsetAndMetadata
 
 from services.common.domain import messages
+from services.common.errors import BackendError, BackendUnavailable
 from services.common.ports import Message
 
 if TYPE_CHECKING:
@@ -107,38 +107,46 @@ _REBALANCE_ERRORS = (
 _MODEL_TOPICS = tuple(v for k, v in vars(messages).items() if k.startswith("TOPIC_") and isinstance(v, str))
 
 
-class BusError(RuntimeError):
+class BusError(BackendError):
     """A message could not be published, or the bus refused a request."""
 
 
-class BusUnavailable(BusError, ConnectionError):
+class BusUnavailable(BusError, BackendUnavailable):
     """No Kafka broker answered in time; the call can be retried later."""
 
 
 @dataclass(frozen=True)
 class KafkaBusOptions:
-    """Tuning, read from the ``bus_*`` settings. Names on the cluster come from the URL."""
+    """Tuning, from the ``bus_*`` settings (services/common/config.py says what each
+    does and holds the defaults). Names on the cluster come from the URL."""
 
-    topic_prefix: str = ""
-    partitions: int = 12  # the most consumers of one group that can share a topic's work
-    replication: int = 1  # 3 on a real cluster
-    retention_hours: float = 168.0  # a group stopped longer than this loses messages
-    # Page events carry up to crawler_max_body_chars of text (about 600 KB of UTF-8
-    # at the default 200k characters) plus headings and robots.txt bodies.
-    max_message_bytes: int = 4 * 1024 * 1024
-    session_timeout_ms: int = 45_000  # Kafka's default; tests use 6000
-    heartbeat_interval_ms: int = 3_000  # a third of the session timeout; tests use 1000
-    request_timeout_s: float = 10.0  # bootstrap, metadata, commit, offsets, and publish's wait for metadata
-    delivery_timeout_s: float = 60.0  # a send not acknowledged by then fails (and flush raises)
-    join_timeout_s: float = 30.0  # the longest poll() waits for a group (re)join
-    fetch_max_wait_ms: int = 500  # Kafka's default; see Settings.bus_fetch_max_wait_ms
+    topic_prefix: str
+    partitions: int
+    replication: int
+    retention_hours: float
+    max_message_bytes: int
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    request_timeout_s: float
+    delivery_timeout_s: float
+    join_timeout_s: float
+    fetch_max_wait_ms: int
 
     @classmethod
-    def from_settings(cls, cfg: Settings | None, **overrides: Any) -> KafkaBusOptions:
-        # getattr: the bus_* fields may not exist in Settings yet; the defaults above apply.
-        values = {f.name: getattr(cfg, f"bus_{f.name}", f.default) for f in dataclasses.fields(cls)}
-        values.update(overrides)
-        return cls(**values)
+    def from_settings(cls, cfg: Settings, topic_prefix: str) -> KafkaBusOptions:
+        return cls(
+            topic_prefix=topic_prefix,
+            partitions=cfg.bus_partitions,
+            replication=cfg.bus_replication,
+            retention_hours=cfg.bus_retention_hours,
+            max_message_bytes=cfg.bus_max_message_bytes,
+            session_timeout_ms=cfg.bus_session_timeout_ms,
+            heartbeat_interval_ms=cfg.bus_heartbeat_interval_ms,
+            request_timeout_s=cfg.bus_request_timeout_s,
+            delivery_timeout_s=cfg.bus_delivery_timeout_s,
+            join_timeout_s=cfg.bus_join_timeout_s,
+            fetch_max_wait_ms=cfg.bus_fetch_max_wait_ms,
+        )
 
 
 def parse_kafka_url(url: str) -> tuple[list[str], str]:
@@ -342,7 +350,7 @@ class _GroupConsumer(ConsumerRebalanceListener):
         for tp in tps:
             if tp.partition in known:
                 outstanding, next_offset = known[tp.partition]
-                total += outstanding + max(0, (end.get(tp) or 0) - next_offset)  # type: ignore[operator]
+                total += outstanding + max(0, (end.get(tp) or 0) - next_offset)
             else:
                 unknown.append(tp)
         if unknown:
@@ -363,9 +371,9 @@ class _GroupConsumer(ConsumerRebalanceListener):
 class KafkaBus:
     """The ``Bus`` port on Kafka. Thread-safe; no I/O happens until the first call."""
 
-    def __init__(self, servers: Sequence[str], options: KafkaBusOptions | None = None) -> None:
+    def __init__(self, servers: Sequence[str], options: KafkaBusOptions) -> None:
         self.servers = list(servers)
-        self.options = options or KafkaBusOptions()
+        self.options = options
         self.where = ",".join(self.servers)
         self._lock = threading.Lock()  # guards creation of the clients below
         self._producer: KafkaProducer | None = None
@@ -383,7 +391,7 @@ class KafkaBus:
     @classmethod
     def from_url(cls, url: str, cfg: Settings) -> KafkaBus:
         servers, prefix = parse_kafka_url(url)
-        return cls(servers, KafkaBusOptions.from_settings(cfg, topic_prefix=prefix))
+        return cls(servers, KafkaBusOptions.from_settings(cfg, prefix))
 
     def physical_topic(self, topic: str) -> str:
         return f"{self.options.topic_prefix}{topic}"

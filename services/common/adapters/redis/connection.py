@@ -22,13 +22,15 @@ from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
 
+from services.common.errors import BackendUnavailable
+
 DEFAULT_PREFIX = "tansuo"
 _DEFAULT_TIMEOUT_S = 5.0
 _DEFAULT_PORT = 6379
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
-class StateUnavailable(ConnectionError):
+class StateUnavailable(BackendUnavailable):
     """Redis could not be reached or did not answer in time; retry the call later."""
 
 

@@ -55,7 +55,8 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default; ``S`` is ``P{<shard tag
 - ``S n`` hash: URLs per state, hosts fetching robots.txt, pages fetched; ``S minutes``:
   pages fetched per minute for a day, for the console's chart.
 - ``P{m}:layout`` (version, shards), ``P{m}:counters`` (``bump()``), ``P{m}:scope`` (domains
-  submitted with seeds): the few keys of no host.
+  submitted with seeds), ``P{m}:host_settings`` (operators' crawl settings per host): the
+  few keys of no host.
 
 A paused host (``paused`` 1) is in no index but ``hosts`` and ``blocked``, so no
 selection sees it until it is resumed.
@@ -83,7 +84,7 @@ import types
 import typing
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import redis
@@ -101,6 +102,7 @@ from services.common.adapters.redis.frontier_layout import (
     Layout,
     Shard,
     full_url,
+    info_of_fields,
     record_fields,
     split_url,
     state_of,
@@ -122,8 +124,11 @@ from services.common.domain.frontier_types import (
     NewUrl,
     UrlInfo,
     UrlUpdate,
+    needs_attention,
 )
+from services.common.domain.host_settings import HostSettings
 from services.common.domain.url_canonical import host_of
+from services.common.errors import ConfigError
 
 # add_urls and drop_queued run in chunks: admitting a 50,000-URL sitemap in one script
 # held Redis (and so every other scheduler) for 1.9 s here, a 250-URL chunk for about
@@ -134,11 +139,11 @@ DEFAULT_SHARDS = 12
 _SCRIPTS = (
     "ENSURE_HOST", "GET_HOSTS", "PROMOTE", "CLAIM_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "EXPIRE_ROBOTS", "UPDATE_HOST",
     "ADD_URLS", "REQUEUE", "LEASE", "FINISH", "UNLEASE", "EXPIRE_LEASES", "DROP_QUEUED", "SWEEP_RECRAWL",
-    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO",
+    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO", "READMIT", "NOTE_FETCHED",
 )  # fmt: skip
 
 
-class FrontierLayoutError(ValueError):
+class FrontierLayoutError(ConfigError):
     """The Redis holds a frontier this version cannot use as it is."""
 
 
@@ -180,7 +185,7 @@ _host = _reader(HostInfo)
 
 
 def _host_info(pairs: list[str], robots_txt: str | None) -> HostInfo | None:
-    row = dict(zip(pairs[::2], pairs[1::2]))
+    row = dict(zip(pairs[::2], pairs[1::2], strict=True))
     if not row:
         return None
     if robots_txt is not None:
@@ -207,7 +212,9 @@ class RedisFrontierState:
 
     def __init__(self, client: redis.Redis | RedisCluster, prefix: str = f"{DEFAULT_PREFIX}:", where: str = "redis",
                  shards: int = DEFAULT_SHARDS) -> None:  # fmt: skip
-        self._r = client
+        # redis-py types every reply as a union over its sync/async and bytes/str modes;
+        # this client decodes replies to str (connection.connect), which Any lets stand.
+        self._r: Any = client
         self._p = prefix
         self._where = where
         self._scripts = {name: client.register_script(getattr(lua, name)) for name in _SCRIPTS}
@@ -265,7 +272,7 @@ class RedisFrontierState:
 
     def _read(self, shards: Sequence[Shard], command: Callable[[Any, Shard], object]) -> list[Any]:
         """One command on each shard, in as few round trips as the deployment allows."""
-        return self._many([(s.base, lambda c, s=s: command(c, s)) for s in shards])
+        return self._many([(s.base, lambda c, s=s: command(c, s)) for s in shards])  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
 
     def _owned(self, shards: Collection[int] | None) -> list[Shard]:
         if shards is None:
@@ -318,7 +325,7 @@ class RedisFrontierState:
         """Parked hosts whose time has come go back to their index, before a selection."""
         while True:
             parked = self._read(shards, lambda c, s: c.zrangebyscore(s.key("parked"), "-inf", _arg(now), start=0, num=500))
-            calls = [self._call("PROMOTE", s, names, float(now)) for s, names in zip(shards, parked) if names]
+            calls = [self._call("PROMOTE", s, names, float(now)) for s, names in zip(shards, parked, strict=True) if names]
             self._many(calls)
             if all(len(names) < 500 for names in parked):
                 return
@@ -335,13 +342,15 @@ class RedisFrontierState:
         offset = 0
         chosen: list[tuple[str, dict[str, Any]]] = []
         while True:
+            # _read runs the lambda before the loop moves on, so binding offset late is right.
             rows = self._read(shards, lambda c, s: c.zrangebyscore(
-                s.key(index), "-inf", _arg(now), start=offset, num=page, withscores=True) if page >= 0
+                s.key(index), "-inf", _arg(now), start=offset, num=page, withscores=True) if page >= 0  # noqa: B023
                 else c.zrangebyscore(s.key(index), "-inf", _arg(now), withscores=True))  # fmt: skip
-            groups = [(s, [name for name, _ in found]) for s, found in zip(shards, rows) if found]
+            groups = [(s, [name for name, _ in found]) for s, found in zip(shards, rows, strict=True) if found]
             replies = self._many([self._call("PICK_INFO", s, names, float(now), cap) for s, names in groups])
-            info = {name: dict(zip(lua.PICK_FIELDS, values))
-                    for (_, names), reply in zip(groups, replies) for name, values in zip(names, reply)}  # fmt: skip
+            # A Lua reply stops at its first nil, so a row may be shorter than its fields.
+            info = {name: dict(zip(lua.PICK_FIELDS, values, strict=False))
+                    for (_, names), reply in zip(groups, replies, strict=True) for name, values in zip(names, reply, strict=False)}  # fmt: skip
             for _, name in sorted((score, name) for found in rows for name, score in found):
                 row = info[name]
                 if row["robots_state"] is not None and eligible(row):
@@ -362,8 +371,10 @@ class RedisFrontierState:
         owned = self._owned(shards)
         self._promote(now, owned)
 
-        def eligible(row: dict[str, str]) -> bool:
-            return (row["robots_state"] == "unknown" and int(row["inflight"]) == 0 and row["paused"] != "1"
+        def eligible(row: dict[str, Any]) -> bool:  # "due" is a count, the rest strings
+            wanted = row["robots_state"] == "unknown" or (
+                row["robots_state"] == "failed" and _number(row["robots_retry_at"]) <= now)
+            return (wanted and int(row["inflight"]) == 0 and row["paused"] != "1"
                     and _number(row["blocked_until"]) <= now and int(row["queued"]) > 0
                     and _number(row["next_allowed_at"]) <= now)  # fmt: skip
 
@@ -381,7 +392,7 @@ class RedisFrontierState:
     def _expire(self, script: str, index: str, cutoff: float, shards: Sequence[Shard], *args: Any) -> list[Any]:
         """Hosts of ``index`` up to ``cutoff``, handed shard by shard to ``script``."""
         found = self._read(shards, lambda c, s: c.zrangebyscore(s.key(index), "-inf", _arg(cutoff)))
-        return self._many([self._call(script, s, names, *args) for s, names in zip(shards, found) if names])
+        return self._many([self._call(script, s, names, *args) for s, names in zip(shards, found, strict=True) if names])
 
     @translate_errors
     def expire_robots(self, now: float, shards: Collection[int] | None = None) -> list[str]:
@@ -430,7 +441,7 @@ class RedisFrontierState:
                     args += [at[u.host], url_rest(u.url, u.host), int(u.depth), u.kind, lua.STATE_LETTERS[u.state], u.note]
                 calls.append(self._call("ADD_URLS", self._layout.shards[s], hosts, *args))
                 chunks.append(chunk)
-        added = sorted(chunk[int(p) - 1] for chunk, positions in zip(chunks, self._many(calls)) for p in positions)
+        added = sorted(chunk[int(p) - 1] for chunk, positions in zip(chunks, self._many(calls), strict=True) for p in positions)
         return [urls[n] for n in added]
 
     @translate_errors
@@ -458,10 +469,10 @@ class RedisFrontierState:
             return []
         self._promote(now, owned)
 
-        def host_par(row: dict[str, str]) -> int:
+        def host_par(row: dict[str, Any]) -> int:
             return 1 if _number(row["delay_s"]) > 0 else parallelism
 
-        def eligible(row: dict[str, str]) -> bool:
+        def eligible(row: dict[str, Any]) -> bool:  # "due" is a count, the rest strings
             return (row["robots_state"] == "ready" and row["paused"] != "1" and _number(row["next_allowed_at"]) <= now
                     and _number(row["blocked_until"]) <= now and int(row["inflight"]) < host_par(row)
                     and int(row["queued"]) > 0 and row["due"] > 0)  # fmt: skip
@@ -523,7 +534,7 @@ class RedisFrontierState:
         owned = self._owned(shards)
         found = self._read(owned, lambda c, s: c.zrangebyscore(s.key("leased"), "-inf", _arg(cutoff)))
         calls = []
-        for shard, urls in zip(owned, found):
+        for shard, urls in zip(owned, found, strict=True):
             for hosts, pairs in self._by_url(urls).values():
                 calls.append(self._call("EXPIRE_LEASES", shard, hosts, cutoff, float(now), *pairs))
         return sum(int(n) for n in self._many(calls))
@@ -621,12 +632,12 @@ class RedisFrontierState:
         stop = limit - 1 if limit > 0 else -1
         finished = self._read(shards, lambda c, s: c.zrange(s.key("recrawl"), 0, stop, withscores=True))
         flat = [(url, due) for found in finished for url, due in found]
-        states = self._many([(key, lambda c, key=key, rest=rest: c.hget(key, rest))
+        states = self._many([(key, lambda c, key=key, rest=rest: c.hget(key, rest))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                              for key, rest in (self._record_key(url) for url, _ in flat)])  # fmt: skip
         rows += [(due, url, state_of(record_fields(rec))) for (url, due), rec in zip(flat, states, strict=True) if rec]
         hosts = self._read(shards, lambda c, s: c.zrangebyscore(s.key("hosts"), "-inf", "(0"))
         names = [name for found in hosts for name in found]
-        dues = self._many([(self._layout.of(n).key(f"h:{n}"), lambda c, n=n: c.hget(self._layout.of(n).key(f"h:{n}"), "due"))
+        dues = self._many([(self._layout.of(n).key(f"h:{n}"), lambda c, n=n: c.hget(self._layout.of(n).key(f"h:{n}"), "due"))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                            for n in names])  # fmt: skip
         order = sorted((float(d), n) for n, d in zip(names, dues, strict=True) if d is not None)
         queued: list[tuple[float, str, str]] = []
@@ -636,7 +647,7 @@ class RedisFrontierState:
                 break
             groups = list(self._by_shard([n for _, n in batch]).items())
             replies = self._many([self._call("UPCOMING", shards[s], group, limit) for s, group in groups])
-            queued += [(float(due), url, "queued") for reply in replies for url, due in zip(reply[::2], reply[1::2])]
+            queued += [(float(due), url, "queued") for reply in replies for url, due in zip(reply[::2], reply[1::2], strict=True)]
         rows += queued
         rows.sort(key=lambda r: (r[0], r[1]))
         return [(url, state, due) for due, url, state in (rows[:limit] if limit > 0 else rows)]
@@ -645,6 +656,36 @@ class RedisFrontierState:
         """The key of a URL's record hash, and its field there."""
         host, rest = split_url(url)
         return self._layout.of(host).key(f"u:{host}"), rest
+
+    @translate_errors
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        """``P{m}:host_settings`` hash: host -> its settings as JSON."""
+        key = f"{self._layout.meta}host_settings"
+        if settings is None:
+            self._r.hdel(key, host)
+        else:
+            self._r.hset(key, host, settings.to_json())
+
+    @translate_errors
+    def host_settings(self) -> dict[str, HostSettings]:
+        rows = self._r.hgetall(f"{self._layout.meta}host_settings")
+        return {host: HostSettings.from_json(text) for host, text in rows.items()}
+
+    @translate_errors
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        return sorted(
+            full_url(host, rest)
+            for rest, record in self._records(host).items()
+            if record[0] == "x" and record_fields(record)[5] == note
+        )
+
+    @translate_errors
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        calls = []
+        for start in range(0, len(urls), _CHUNK):
+            for s, (hosts, pairs) in self._by_url(urls[start : start + _CHUNK]).items():
+                calls.append(self._call("READMIT", self._layout.shards[s], hosts, note, float(now), *pairs))
+        return sum(int(n) for n in self._many(calls))
 
     # --- operator actions ----------------------------------------------------------------
 
@@ -681,20 +722,38 @@ class RedisFrontierState:
     def bump(self, name: str, by: int = 1) -> None:
         self._r.hincrby(f"{self._layout.meta}counters", name, by)
 
-    @translate_errors
-    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
-        """Every record hash, found by SCAN and read in pipelined batches: O(URLs), for
-        reports only."""
-        counted: Counter[tuple[str, str, str, int | None]] = Counter()
+    def _every_record(self) -> Iterator[tuple[str, str, list[str]]]:
+        """(host, rest, record fields) of every URL, record hashes found by SCAN and read
+        in pipelined batches: O(URLs), for reports only."""
         keys = list(self._r.scan_iter(match=f"{self._p}{{*}}:u:*", count=1000))
         for start in range(0, len(keys), 200):
             batch = keys[start : start + 200]
-            for key, records in zip(batch, self._many([(k, lambda c, k=k: c.hgetall(k)) for k in batch]), strict=True):
+            for key, records in zip(batch, self._many([(k, lambda c, k=k: c.hgetall(k)) for k in batch]), strict=True):  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                 host = key.split("}:u:", 1)[1]
-                for record in records.values():
-                    f = record_fields(record)
-                    counted[(host, state_of(f), f[5], int(float(f[8])) if f[8] else None)] += 1
+                for rest, record in records.items():
+                    yield host, rest, record_fields(record)
+
+    @translate_errors
+    def url_breakdown(self) -> list[tuple[str, str, str, str, int | None, int]]:
+        counted: Counter[tuple[str, str, str, str, int | None]] = Counter()
+        for host, _, f in self._every_record():
+            counted[(host, f[2] or "page", state_of(f), f[5], int(float(f[8])) if f[8] else None)] += 1
         return [(*group, n) for group, n in counted.items()]
+
+    @translate_errors
+    def attention_urls(self, limit: int) -> list[UrlInfo]:
+        found = []
+        for host, rest, f in self._every_record():
+            if needs_attention(state_of(f), int(float(f[8])) if f[8] else None, f[5]):
+                url = full_url(host, rest)
+                found.append(info_of_fields(url, host, f))
+        found.sort(key=lambda u: (u.host, u.url))
+        return found[:limit] if limit >= 0 else found
+
+    @translate_errors
+    def note_fetched(self, url: str, note: str) -> bool:
+        host, rest = split_url(url)
+        return bool(self._run("NOTE_FETCHED", host, rest, note))
 
     @translate_errors
     def counters(self) -> dict[str, int]:
@@ -719,14 +778,14 @@ class RedisFrontierState:
         total: Counter[str] = Counter()
         hosts = blocked = 0
         later: list[Call] = []
-        for s, start in zip(shards, range(0, len(per_shard), 4)):
+        for s, start in zip(shards, range(0, len(per_shard), 4), strict=True):
             n, h, b, dues = per_shard[start : start + 4]
             total.update({k: int(v) for k, v in n.items()})
             hosts, blocked = hosts + h, blocked + b
             if dues:  # due_at values still to come: how many queued URLs each holds
-                later.append((s.base, lambda c, s=s, dues=dues: c.hmget(s.key("duecount"), dues)))
+                later.append((s.base, lambda c, s=s, dues=dues: c.hmget(s.key("duecount"), dues)))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
         waiting = sum(int(n or 0) for found in self._many(later) for n in found)
-        extra = int(self._r.hget(f"{self._layout.meta}counters", "fetched") or 0)
+        extra, errors = (int(n or 0) for n in self._r.hmget(f"{self._layout.meta}counters", "fetched", "errors"))
         return FrontierCounts(
             queued=total["q"],
             due=total["q"] - waiting,
@@ -737,6 +796,7 @@ class RedisFrontierState:
             hosts=hosts,
             blocked_hosts=blocked,
             fetched=total["fetched"] + extra,
+            errors=errors,
         )
 
     @translate_errors

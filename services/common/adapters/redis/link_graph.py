@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 import numpy as np
 import redis
@@ -288,7 +289,7 @@ class RedisLinkGraph(LinkGraphViews):
             return
         cursor = None
         while cursor != 0:  # deleting fields during an HSCAN is allowed: they are not returned again
-            cursor, fields = self._r.hscan(self._legacy_out, cursor or 0, count=_CHUNK)
+            cursor, fields = cast(tuple[int, dict[bytes, bytes]], self._r.hscan(self._legacy_out, cursor or 0, count=_CHUNK))
             if fields:
                 self.set_outlinks_many([(s.decode(), [(t, a) for t, a in json.loads(v)]) for s, v in fields.items()])
                 self._r.hdel(self._legacy_out, *fields)

@@ -55,15 +55,21 @@ def run_calls(client: redis.Redis | RedisCluster, calls: Sequence[Call]) -> list
     """Each call's reply, in order; the first error raises (after every group ran)."""
     if not calls:
         return []
-    if not isinstance(client, RedisCluster):
-        pipe = client.pipeline(transaction=False)
-        for _, queue in calls:
-            queue(pipe)
-        replies = pipe.execute(raise_on_error=False)
-        for n, reply in enumerate(replies):
-            if isinstance(reply, NoScriptError):
-                replies[n] = calls[n][1](client)
-        return _raise_first(replies)
+    if isinstance(client, RedisCluster):
+        return _raise_first(_run_on_cluster(client, calls))
+    pipe = client.pipeline(transaction=False)
+    for _, queue in calls:
+        queue(pipe)
+    answered = pipe.execute(raise_on_error=False)
+    for n, reply in enumerate(answered):
+        if isinstance(reply, NoScriptError):
+            answered[n] = calls[n][1](client)
+    return _raise_first(answered)
+
+
+def _run_on_cluster(client: RedisCluster, calls: Sequence[Call]) -> list[Any]:
+    """One pipeline per node; a call refused unrun (MOVED or ASK after a reshard, or
+    NOSCRIPT on a new node) runs again on its own once the slot map is reloaded."""
     groups: dict[str, list[int]] = {}
     nodes: dict[str, Any] = {}
     for n, (key, _) in enumerate(calls):
@@ -71,22 +77,26 @@ def run_calls(client: redis.Redis | RedisCluster, calls: Sequence[Call]) -> list
         groups.setdefault(node.name, []).append(n)
         nodes[node.name] = node
     replies: list[Any] = [None] * len(calls)
-    again: list[int] = []  # refused unrun: MOVED or ASK, or NOSCRIPT
+    again: list[int] = []
     for name, members in groups.items():
         pipe = client.get_redis_connection(nodes[name]).pipeline(transaction=False)
         for n in members:
             calls[n][1](pipe)
         for n, reply in zip(members, pipe.execute(raise_on_error=False), strict=True):
-            if isinstance(reply, NoScriptError) or (
-                isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith(("MOVED", "ASK"))
-            ):
+            if _refused_unrun(reply):
                 again.append(n)
             replies[n] = reply
     if any(not isinstance(replies[n], NoScriptError) for n in again):
         client.nodes_manager.initialize()
     for n in again:
         replies[n] = calls[n][1](client)
-    return _raise_first(replies)
+    return replies
+
+
+def _refused_unrun(reply: object) -> bool:
+    return isinstance(reply, NoScriptError) or (
+        isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith(("MOVED", "ASK"))
+    )
 
 
 def _raise_first(replies: list[Any]) -> list[Any]:

@@ -61,6 +61,7 @@ from minio.credentials import (
 from minio.error import MinioException, S3Error
 
 from services.common.domain.documents import StoredPage
+from services.common.errors import BackendError, BackendUnavailable
 
 if TYPE_CHECKING:
     from services.common.config import Settings
@@ -75,11 +76,11 @@ _SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 _SECURE_SCHEMES = {"s3": None, "s3+http": False, "s3+https": True}
 
 
-class StoreError(RuntimeError):
+class StoreError(BackendError):
     """The object store refused a request."""
 
 
-class StoreUnavailable(StoreError, ConnectionError):
+class StoreUnavailable(StoreError, BackendUnavailable):
     """The object store could not be reached or did not answer in time."""
 
 
@@ -174,8 +175,7 @@ class S3PageStore:
 
     @classmethod
     def from_url(cls, url: str, cfg: Settings) -> S3PageStore:
-        # getattr: store_timeout_s may not exist in Settings yet.
-        return cls(parse_s3_url(url), timeout_s=float(getattr(cfg, "store_timeout_s", 10.0)))
+        return cls(parse_s3_url(url), timeout_s=cfg.store_timeout_s)
 
     # --- names
 

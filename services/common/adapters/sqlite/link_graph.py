@@ -100,12 +100,12 @@ class SqliteLinkGraph(LinkGraphViews):
         for start in range(0, len(wanted), _LOOKUP):
             chunk = wanted[start : start + _LOOKUP]
             marks = ",".join("?" * len(chunk))
-            ids.update(self._db.execute(f"SELECT {column}, id FROM {table} WHERE {column} IN ({marks})", chunk))  # noqa: S608
+            ids.update(self._db.execute(f"SELECT {column}, id FROM {table} WHERE {column} IN ({marks})", chunk))
         new = [v for v in wanted if v not in ids]
         if new:
-            (next_id,) = self._db.execute(f"SELECT coalesce(max(id) + 1, 0) FROM {table}").fetchone()  # noqa: S608
+            (next_id,) = self._db.execute(f"SELECT coalesce(max(id) + 1, 0) FROM {table}").fetchone()
             rows = [(next_id + n, v) for n, v in enumerate(new)]
-            self._db.executemany(f"INSERT INTO {table}(id, {column}) VALUES (?, ?)", rows)  # noqa: S608
+            self._db.executemany(f"INSERT INTO {table}(id, {column}) VALUES (?, ?)", rows)
             ids.update((v, i) for i, v in rows)
         return ids
 
@@ -124,7 +124,7 @@ class SqliteLinkGraph(LinkGraphViews):
         while True:
             with self._lock:
                 rows = self._db.execute(
-                    f"SELECT source, {column} FROM outlinks WHERE source > ? ORDER BY source LIMIT ?",  # noqa: S608
+                    f"SELECT source, {column} FROM outlinks WHERE source > ? ORDER BY source LIMIT ?",
                     (after, _CHUNK),
                 ).fetchall()
             if not rows:
@@ -144,7 +144,7 @@ class SqliteLinkGraph(LinkGraphViews):
             for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
                 part = [int(i) for i in ids[start : start + 500]]
                 marks = ",".join("?" * len(part))
-                sql = f"SELECT id, {column} FROM {table} WHERE id IN ({marks})"  # noqa: S608
+                sql = f"SELECT id, {column} FROM {table} WHERE id IN ({marks})"
                 found.update(self._db.execute(sql, part).fetchall())
         return [found[int(i)] for i in ids]
 
@@ -164,7 +164,7 @@ class SqliteLinkGraph(LinkGraphViews):
             if "links" not in tables:
                 return
             with self._transaction():
-                pages = {url: [] for (url,) in self._db.execute("SELECT url FROM nodes")} if "nodes" in tables else {}
+                pages: dict[str, list[tuple[str, str]]] = {url: [] for (url,) in self._db.execute("SELECT url FROM nodes")} if "nodes" in tables else {}
                 for source, target, anchor in self._db.execute("SELECT source, target, anchor FROM links"):
                     pages.setdefault(source, []).append((target, anchor))
                 self._store_pages(list(pages.items()))

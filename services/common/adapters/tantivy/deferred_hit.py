@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from services.common.domain.search_types import SearchHit
 
-_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank")
+_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank", "fetched_at", "modified_at",
+             "filetype", "doc_size", "doc_pages", "anchors")  # fmt: skip
 
 
 class DeferredHit(SearchHit):
@@ -25,7 +26,7 @@ class DeferredHit(SearchHit):
     _site: str | None
     _minhash: tuple[int, ...] | None
 
-    def __init__(  # noqa: PLR0913
+    def __init__(
         self,
         load: Callable[[], SearchHit],
         score: float,
@@ -46,11 +47,11 @@ class DeferredHit(SearchHit):
             vars(self)["_stored"] = stored
         return stored
 
-    @property  # type: ignore[override]
+    @property
     def site(self) -> str:
         return self._site if self._site is not None else self.stored().site
 
-    @property  # type: ignore[override]
+    @property
     def minhash(self) -> tuple[int, ...]:
         return self._minhash if self._minhash is not None else self.stored().minhash
 

@@ -26,6 +26,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import tantivy
 
@@ -62,7 +63,7 @@ def band_hashes(signature: Sequence[int]) -> tuple[int, ...]:
 
 def pack(bands: Sequence[int]) -> list[int]:
     """16 band hashes as the four ``fold_band_*`` values, the first band highest."""
-    return [sum(b << shift for b, shift in zip(bands[i : i + 4], _SHIFTS)) for i in range(0, len(bands), 4)]
+    return [sum(b << shift for b, shift in zip(bands[i : i + 4], _SHIFTS, strict=False)) for i in range(0, len(bands), 4)]
 
 
 def add_to(doc: tantivy.Document, site: str, content_hash: str, signature: Sequence[int]) -> None:
@@ -70,18 +71,20 @@ def add_to(doc: tantivy.Document, site: str, content_hash: str, signature: Seque
     doc.add_unsigned("fold_copy", key(content_hash) if content_hash else 0)
     bands = band_hashes(signature)
     if len(bands) == minhash.BANDS:
-        for name, value in zip(BAND_FIELDS, pack(bands)):
+        for name, value in zip(BAND_FIELDS, pack(bands), strict=True):
             doc.add_unsigned(name, value)
 
 
 def read(searcher: tantivy.Searcher, addresses: list[tantivy.DocAddress]) -> list[FoldKeys]:
     """The fold keys of these documents, in their order, from the columns alone."""
-    sites = searcher.fast_field_values("fold_site", addresses)
-    copies = searcher.fast_field_values("fold_copy", addresses)
-    shares = sharing_a_band([searcher.fast_field_values(name, addresses) for name in BAND_FIELDS])
+    # Unsigned fast fields: tantivy gives ints (None where a document has no value).
+    sites = cast(list[int | None], searcher.fast_field_values("fold_site", addresses))
+    copies = cast(list[int | None], searcher.fast_field_values("fold_copy", addresses))
+    bands = [cast(list[int | None], searcher.fast_field_values(name, addresses)) for name in BAND_FIELDS]
+    shares = sharing_a_band(bands)
     return [
         FoldKeys(site or 0, f"{copy:016x}" if copy else "", n in shares)
-        for n, (site, copy) in enumerate(zip(sites, copies))
+        for n, (site, copy) in enumerate(zip(sites, copies, strict=True))
     ]
 
 
@@ -97,7 +100,7 @@ def sharing_a_band(columns: Sequence[Sequence[int | None]]) -> set[int]:
             if len(set(values)) == len(values):
                 continue  # the usual case: every hit's band differs
             first: dict[int, int] = {}
-            for (n, _), value in zip(signed, values):
+            for (n, _), value in zip(signed, values, strict=False):
                 seen = first.setdefault(value, n)
                 if seen != n:
                     out.update((seen, n))

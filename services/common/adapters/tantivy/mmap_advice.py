@@ -22,6 +22,7 @@ import ctypes.util
 import logging
 import mmap
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def _mappings(lines: list[str], prefix: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _libc_madvise():  # noqa: ANN202 - a ctypes function or None
+def _libc_madvise() -> Any:  # a ctypes function, or None where madvise cannot help
     if not _MAPS.exists() or not hasattr(mmap, "MADV_RANDOM"):
         return None
     name = ctypes.util.find_library("c")

@@ -54,6 +54,8 @@ class BoundedThreadWorker(gthread.ThreadWorker):
     already longer than the deadline, no thread held by silent connections, and
     eviction of idle connections at the limit."""
 
+    wsgi: Any  # the app gunicorn loads into the worker (gunicorn is untyped)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.deadline_s = float(getattr(self.app, "tansuo_deadline_s", 2.0))

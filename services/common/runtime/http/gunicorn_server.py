@@ -114,7 +114,7 @@ def on_worker_exit(callback: Callable[[], None]) -> None:
     _worker_exit.append(callback)
 
 
-class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
+class _Server(BaseApplication):  # gunicorn is untyped
     def __init__(self, build_app: Callable[[], WsgiApp], opts: ServerOptions, name: str) -> None:
         self._build_app = build_app
         self._opts = opts
@@ -136,16 +136,17 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
             "graceful_timeout": math.ceil(o.drain_s),
             "timeout": WORKER_SILENT_S,
             "backlog": 2048,
-            # gunicorn's default (4094 bytes) refused a valid query with 414: 500 Han
-            # characters, the longest q, are 4,500 bytes percent-encoded (schemathesis
-            # found it). 8190 is gunicorn's maximum and holds q, site and page.
-            "limit_request_line": 8190,
+            # No line limit of gunicorn's own (0: it stops at 1 MiB): the app answers a
+            # query too long with its JSON error (or the UI's page), where gunicorn's
+            # 414 was an HTML page. 500 Han characters, the longest q, are 4,500 bytes
+            # percent-encoded; 910 of them passed gunicorn's maximum of 8190.
+            "limit_request_line": 0,
             "logger_class": _RootLogger,
             "proc_name": f"tansuo-{self._name}",
             "when_ready": self._when_ready,
-            "post_fork": lambda server, worker: self._metrics and self._metrics.close_inherited_socket(),
+            "post_fork": lambda server, worker: self._close_metrics(inherited=True),
             "post_worker_init": lambda worker: _worker_started(),
-            "on_exit": lambda server: self._metrics and self._metrics.close(),
+            "on_exit": lambda server: self._close_metrics(inherited=False),
             "worker_exit": lambda server, worker: _run_worker_exit(),
             "child_exit": lambda server, worker: multiprocess_metrics.worker_exited(worker.pid),
         }
@@ -158,6 +159,15 @@ class _Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
         o = self._opts
         return Admission(self._build_app(), o.deadline_s, RetryAfter(o.retry_after_s, o.retry_after_max_s))
+
+    def _close_metrics(self, inherited: bool) -> None:
+        """A forked worker closes the metrics socket it inherited; the arbiter, on exit, its own."""
+        if self._metrics is None:
+            return
+        if inherited:
+            self._metrics.close_inherited_socket()
+        else:
+            self._metrics.close()
 
     def _when_ready(self, arbiter: Any) -> None:
         from services.common.runtime.http.metrics_port import serve_metrics_port

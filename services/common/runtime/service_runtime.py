@@ -13,7 +13,6 @@ again, exactly as after a restart, but without one.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -22,8 +21,8 @@ from types import FrameType, TracebackType
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from services.common.bootstrap import ConfigError
 from services.common.config import Settings
+from services.common.errors import BackendUnavailable, ConfigError
 from services.common.runtime.health_server import (
     HealthServer,
     Heartbeat,
@@ -31,12 +30,7 @@ from services.common.runtime.health_server import (
     serve_health,
 )
 from services.common.runtime.metrics import BACKEND_UP, ERRORS
-from services.common.runtime.retry_backoff import (
-    BackendUnavailable,
-    Backoff,
-    describe,
-    retry,
-)
+from services.common.runtime.retry_backoff import Backoff, describe, retry
 
 log = logging.getLogger(__name__)
 
@@ -56,20 +50,6 @@ A = TypeVar("A", bound=Pingable)  # an adapter
 
 class Stopped(Exception):
     """Told to stop before every backend was connected."""
-
-
-def pending_setting(cfg: Settings, name: str, default: T) -> T:
-    """A setting that settings.py does not declare yet: the field when it exists, else
-    its TANSUO_* variable, else ``default``. Once the field lands this is getattr alone."""
-    if hasattr(cfg, name):
-        return getattr(cfg, name)  # type: ignore[no-any-return]
-    raw = os.environ.get(f"TANSUO_{name.upper()}")
-    if raw is None:
-        return default
-    try:
-        return type(default)(raw)  # type: ignore[call-arg]
-    except ValueError:
-        raise ConfigError(f"TANSUO_{name.upper()}: {raw!r} is not a valid {type(default).__name__}") from None
 
 
 def backend_location(cfg: Settings, backend: str) -> str:
@@ -115,7 +95,7 @@ class ServiceRuntime:
         self.cfg = cfg
         self.service = service
         self.stop = threading.Event()
-        self.heartbeat = Heartbeat(stale_after_s=pending_setting(cfg, "health_liveness_timeout_s", 120.0))
+        self.heartbeat = Heartbeat(stale_after_s=cfg.health_liveness_timeout_s)
         self.readiness = Readiness({b: _not_connected(b, "starting") for b in backends})
         self.health: HealthServer | None = None
         self._refresh: Callable[[], None] | None = None
@@ -148,8 +128,8 @@ class ServiceRuntime:
             signal.signal(signal.SIGTERM, self._on_signal)
             signal.signal(signal.SIGINT, self._on_signal)
         if self._serve_health:
-            host = pending_setting(self.cfg, "health_host", "0.0.0.0")
-            self.health = serve_health(pending_setting(self.cfg, "health_port", 9102), host, self.readiness, self.heartbeat)
+            host = self.cfg.health_host
+            self.health = serve_health(self.cfg.health_port, host, self.readiness, self.heartbeat)
             log.info("%s: health and metrics on http://%s:%d/ (livez, readyz, metrics)", self.service, host, self.health.port)
         self._refresher = threading.Thread(target=self._refresh_loop, name="metrics-refresh", daemon=True)
         self._refresher.start()
@@ -250,7 +230,7 @@ class ServiceRuntime:
         while not self.stop.is_set():
             try:
                 body.step()
-            except Exception as exc:  # noqa: BLE001 - whatever failed, the service lives on
+            except Exception as exc:
                 self._step_failed(exc, backoff.next_delay())
                 return False
             backoff.reset()
