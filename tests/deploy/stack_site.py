@@ -6,7 +6,8 @@ topic (Kafka keys them by host, with kafka-python's murmur2 partitioner), so eve
 crawler of a group gets work whatever partitions it is given. Each article page
 carries the site's common word and a code of its own; the first host also has the
 pages that make the dashboards' rarer series appear: a redirect, a page that is gone,
-two copies of one page, a noindex page and a page robots.txt forbids.
+two copies of one page, a noindex page, a page robots.txt forbids, and a document (plain
+text) for the extractor.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from services.common.domain.url_canonical import host_of
 
 PORT = 8000
 ARTICLES = 8  # a host, besides its home page: about 9 s of crawling at the compose delay of 1 s
-COMMON_WORD = "丝绸之路"  # in every home and article page, and in no other page
+COMMON_WORD = "丝绸之路"  # in every home and article page and the document, and in no other page
+DOCUMENT = "/notice.txt"  # on the first host
 
 SENTENCES = (
     "张骞出使西域，打通了汉朝与中亚各国往来的道路。",
@@ -72,7 +74,10 @@ class Site:
     @property
     def searchable(self) -> set[str]:
         """The URLs a search for COMMON_WORD must find once the crawl is over."""
-        return {self.url(h, p) for h in self.hosts for p in ("/", *(f"/a{n:02d}.html" for n in range(1, ARTICLES + 1)))}
+        pages = {
+            self.url(h, p) for h in self.hosts for p in ("/", *(f"/a{n:02d}.html" for n in range(1, ARTICLES + 1)))
+        }
+        return pages | {self.url(self.hosts[0], DOCUMENT)}
 
 
 def hosts_covering_partitions(partitions: int) -> tuple[str, ...]:
@@ -145,8 +150,13 @@ def _write_host(root: Path, index: int, host: str, sets: Iterator[tuple[int, ...
             encoding="utf-8",
         )
         (d / "_redirects").write_text("/old.html /a01.html\n", encoding="utf-8")
+        # A document for the extractor service: plain text, searchable like a page.
+        notice = [f"{COMMON_WORD}文物展览通知", *(SENTENCES[k] for k in next(sets)), _own_sentence(index, 99)]
+        (d / DOCUMENT.lstrip("/")).write_text("\n\n".join(notice) + "\n", encoding="utf-8")
+        texts.append(" ".join(notice))
         links += [("/dup-a.html", "龙井"), ("/dup-b.html", "龙井副本"), ("/noindex.html", "草稿"),
-                  ("/old.html", "旧地址"), ("/missing.html", "已删除"), ("/private/notes.html", "内部")]  # fmt: skip
+                  ("/old.html", "旧地址"), ("/missing.html", "已删除"), ("/private/notes.html", "内部"),
+                  (DOCUMENT, "展览通知")]  # fmt: skip
         robots = "User-agent: *\nDisallow: /private/\n"
     (d / "robots.txt").write_text(robots, encoding="utf-8")
     intro = [f"{COMMON_WORD}站点 {index} 的目录。", *(SENTENCES[k] for k in next(sets)), _own_sentence(index, 0)]
@@ -168,7 +178,7 @@ def _check_no_near_duplicates(texts: list[str]) -> None:
 def build_site(root: Path, partitions: int) -> Site:
     """Write the site under ``root``/hosts, with the server script beside it."""
     hosts = hosts_covering_partitions(partitions)
-    sets = iter(sentence_sets(len(hosts) * (ARTICLES + 1)))
+    sets = iter(sentence_sets(len(hosts) * (ARTICLES + 1) + 1))  # the document takes one more
     texts = []
     for index, host in enumerate(hosts):
         texts += _write_host(root / "hosts", index, host, sets, extras=index == 0)

@@ -46,7 +46,7 @@ RATE_INTERVAL = "1m"
 
 
 @pytest.fixture(scope="module")
-def build_times(docker_engine: DockerEngine, tmp_path_factory) -> BuildTimes:  # noqa: F811
+def build_times(docker_engine: DockerEngine, tmp_path_factory) -> BuildTimes:
     times = build_images(docker_engine, tmp_path_factory.mktemp("build"))
     print(f"\nbuild: base {times.base:.0f} s, then image {times.image:.0f} s and servers {times.servers:.0f} s at once; "
           f"image {times.image_bytes / 1e6:.0f} MB")  # fmt: skip
@@ -54,7 +54,7 @@ def build_times(docker_engine: DockerEngine, tmp_path_factory) -> BuildTimes:  #
 
 
 @pytest.fixture(scope="module")
-def stack(docker_engine: DockerEngine, build_times: BuildTimes, tmp_path_factory) -> Iterator[Stack]:  # noqa: F811
+def stack(docker_engine: DockerEngine, build_times: BuildTimes, tmp_path_factory) -> Iterator[Stack]:
     with running_stack(docker_engine, tmp_path_factory.mktemp("stack"), crawlers=CRAWLERS) as s:
         yield s
 
@@ -111,7 +111,7 @@ def crawl(stack: Stack) -> CrawlOutcome:
     return CrawlOutcome(fetched, found, coded)
 
 
-def test_the_image_runs_the_cli_as_its_numeric_user_on_a_read_only_root(docker_engine, build_times):  # noqa: F811
+def test_the_image_runs_the_cli_as_its_numeric_user_on_a_read_only_root(docker_engine, build_times):
     engine = docker_engine
     assert engine.docker("image", "inspect", IMAGE, "--format", "{{.Config.User}}").stdout.strip() == (
         f"{IMAGE_UID}:{IMAGE_UID}"

@@ -23,7 +23,7 @@ yaml = pytest.importorskip("yaml", reason="PyYAML missing: scripts/install.sh te
 
 SETTINGS = {f"TANSUO_{name.upper()}" for name in Settings.model_fields}
 COMPOSE_FILES = ("docker-compose.yml", "docker-compose.no-registry.yml")
-WORKER_COMMANDS = ("scheduler", "crawler", "indexer", "ranker", "api")
+WORKER_COMMANDS = ("scheduler", "crawler", "extractor", "indexer", "ranker", "api")
 # Variables the compose stack sets and the chart's defaults do not, and why.
 COMPOSE_ONLY = {
     "TANSUO_API_TOKEN_FILE": "the chart hands the token over as TANSUO_API_TOKEN from its Secret",
