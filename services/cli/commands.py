@@ -7,6 +7,7 @@ import html
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ EXIT_SEEDS_UNREACHABLE = 1  # the crawl ran and reached none of its seeds
 # From this many documents a crawl's index has segments enough for a merge to pay
 # (at 100,000 pages, 24 segments; SearchService p50 4.7 -> 3.8 ms merged).
 MERGE_HINT_DOCUMENTS = 50_000
+FIRST_COMMIT_POLL_S = 0.5  # how often `tansuo serve` looks for the index a running crawl has yet to commit
 
 
 class CommandError(BadInput):
@@ -210,8 +212,7 @@ def serve(backends: Backends, args: argparse.Namespace) -> int:
     process per core by default); each worker opens the index read-only, so a crawl in
     another process may go on writing and every worker sees its commits."""
     cfg = backends.settings
-    if not (cfg.data_dir / "index").exists():
-        raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
+    _wait_for_first_commit(cfg.data_dir)
     cfg = _local_metrics(cfg)
     print(
         f"Tansuo search UI on http://{cfg.api_host}:{cfg.api_port}/  "
@@ -219,6 +220,23 @@ def serve(backends: Backends, args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return int(api_server("serve_ui")(cfg))
+
+
+def _wait_for_first_commit(data_dir: Path) -> None:
+    """Return once ``data_dir`` holds an index. A crawl that has not yet committed its
+    first pages is waited for (serving beside a crawl is allowed); with no crawl
+    running, a missing index is the user's mistake and said at once."""
+    from services.cli.data_dir import crawl_holder
+
+    said = False
+    while not (data_dir / "index").exists():
+        holder = crawl_holder(data_dir)
+        if holder is None:
+            raise CommandError(f"no index in {data_dir}: run `tansuo crawl ... --data {data_dir}` first")
+        if not said:
+            print(f"waiting for the first pages {holder} commits to {data_dir}", file=sys.stderr)
+            said = True
+        time.sleep(FIRST_COMMIT_POLL_S)
 
 
 def _local_metrics(cfg: Settings) -> Settings:

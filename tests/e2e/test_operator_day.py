@@ -171,6 +171,32 @@ def test_a_second_crawl_into_the_same_directory_is_refused_before_any_request(
         other.stop()
 
 
+def test_serve_waits_for_the_first_commit_of_a_running_crawl_and_not_without_one(tmp_path: Path) -> None:
+    # A stand-in crawl: a process holding the data directory's crawl lock, no index yet.
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from services.cli.data_dir import hold_crawl_lock; "
+                               "hold_crawl_lock(Path(sys.argv[1]), 'tansuo crawl'); print('held', flush=True); "
+                               "time.sleep(600)", str(tmp_path)], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        serve = subprocess.Popen([sys.executable, "-m", "services.cli.main", "serve", "--data", str(tmp_path),
+                                  "--port", str(free_port()), "--workers", "1"],
+                                 stderr=subprocess.PIPE, text=True, env=clean_env(TANSUO_HEALTH_PORT="0"))  # fmt: skip
+        assert serve.stderr is not None
+        lines = serve.stderr.readline() + serve.stderr.readline()
+        assert f"being crawled into by pid {holder.pid}" in lines, lines
+        assert f"waiting for the first pages pid {holder.pid}" in lines, lines
+        time.sleep(1.5)
+        assert serve.poll() is None  # still waiting while the crawl runs
+    finally:
+        holder.kill()
+        holder.wait()
+    # The crawl ended without an index: serve says so in a line and exits.
+    assert serve.wait(30) == 2
+    rest = serve.stderr.read()
+    assert "no index in" in rest and "Traceback" not in rest
+
+
 def test_kill_int_stops_tansuo_run_while_it_serves(site: OperatorSite, tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "services.cli.main", "run", site.url, "--data", str(tmp_path),
