@@ -14,26 +14,11 @@ import redis
 from redis.cluster import RedisCluster
 
 from services.common.adapters.redis.connection import DEFAULT_PREFIX, connect, ping, translate_errors
+from services.common.adapters.redis.lua_files import lua_script
 from services.common.domain.dictionaries import EditedText, ReanalysisJob
 
-# ARGV: owner, now, stale_s. The job's fields after the claim, or nothing.
-_CLAIM = """
-local f = redis.call('HMGET', KEYS[1], 'state', 'owner', 'heartbeat_at')
-if not f[1] then return {} end
-local now = tonumber(ARGV[2])
-if f[1] == 'pending' or (f[1] == 'running' and (f[2] == ARGV[1] or now - tonumber(f[3]) >= tonumber(ARGV[3]))) then
-  redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'heartbeat_at', ARGV[2])
-  return redis.call('HGETALL', KEYS[1])
-end
-return {}
-"""
-# ARGV: job_id, owner, then field, value pairs. 1 if written.
-_UPDATE = """
-local f = redis.call('HMGET', KEYS[1], 'job_id', 'owner', 'state')
-if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] or (f[3] ~= 'pending' and f[3] ~= 'running') then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-return 1
-"""
+_CLAIM = lua_script("dictionaries_claim.lua")
+_UPDATE = lua_script("dictionaries_update.lua")
 _FIELDS = {f.name: f.type for f in dataclasses.fields(ReanalysisJob)}
 
 

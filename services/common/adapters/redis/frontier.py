@@ -1,7 +1,7 @@
 """Cluster frontier state: URLs and hosts in Redis or Redis Cluster, shared by every scheduler.
 
 Method by method this keeps the semantics of frontier_sqlite.py. Every call that writes
-is one Lua script (frontier_redis_scripts.py) per shard it touches, which Redis runs
+is one Lua script (frontier_scripts.py, lua/) per shard it touches, which Redis runs
 atomically, so racing schedulers never lease one URL twice, admit one URL twice or
 start one host's clock twice.
 
@@ -35,7 +35,7 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default; ``S`` is ``P{<shard tag
   ever seen: its presence is the seen-set, and a host of up to 128 URLs with short
   records stays a listpack.
 - ``S q:<host>`` zset: the host's queued URLs, all at score 0, each member its level,
-  due_at and URL (frontier_redis_scripts.py), so one key holds the whole queue in
+  due_at and URL (frontier_scripts.py, lua/), so one key holds the whole queue in
   SQL's lease order. One URL string in the record hash and one in the queue is all a
   queued URL costs: there is no global zset of every queued URL (counts come from
   per-shard counters) and no per-host URL set (the record hash is it).
