@@ -249,7 +249,7 @@ def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     _log(f"bare query: {results['bare']}")
     if args.profile:
         profile(targets(data_dir, port, args.workers)[0], port, queries_path, seconds, args.profile, args.work)
-        results["profile"] = summarise(args.profile, 20, within="BoundedThreadWorker.handle")
+        results["profile"] = summarise(args.profile, 20, within="BoundedThreadWorker._serve")
     if args.compare:
         for target in comparison_targets(data_dir, port):
             _log(f"{target.name} ...")

@@ -251,6 +251,11 @@ class Settings(BaseSettings):
     # Open connections per worker; at the limit the oldest idle kept-alive one is closed
     # to let a new client in.
     api_max_connections: int = Field(default=1000, ge=2)
+    # A request (head and body) must arrive whole within this of its first byte, else
+    # 408; an answer the client does not read within the second is dropped. Either way
+    # a slow client costs a connection, never a worker thread (docs/serving.md).
+    api_request_timeout_s: float = Field(default=5.0, gt=0)
+    api_response_timeout_s: float = Field(default=30.0, gt=0)
     api_host: str = "127.0.0.1"
     # Bearer token of the endpoints that reveal or change the crawl (/api/frontier,
     # /api/report, POST /api/seeds); empty turns them off (403) rather than open.
