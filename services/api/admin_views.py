@@ -28,6 +28,8 @@ DONE_MESSAGES = {
     "purge": "已从索引删除 {host} 的 {n} 个网址（由索引器执行），并暂停该主机。",
     "seeds": "已提交 {n} 个种子网址。",
 }
+# Actions that take a second, explicit step: a purge drops the host's pages from the index.
+CONFIRMED = frozenset({"purge"})
 _SPLIT = str.maketrans({",": " ", "，": " ", "\r": " ", "\n": " ", "\t": " "})
 
 
@@ -39,9 +41,13 @@ def _refuse(code: int, message: str) -> ResponseReturnValue:
     return render_template("admin_message.html", code=code, message=message), code
 
 
+def _logged_in() -> bool:
+    return admin_session.logged_in(_settings(), api_context().backends.frontier)
+
+
 def _guard() -> ResponseReturnValue | None:
     """None for a logged-in session posting its own CSRF token; else the refusal."""
-    if not admin_session.logged_in():
+    if not _logged_in():
         return _refuse(403, "请先登录控制台。")
     if not admin_session.csrf_ok(request.form.get("csrf", "")):
         return _refuse(403, "表单已过期（CSRF 令牌不符），请刷新页面后重试。")
@@ -60,7 +66,7 @@ def console() -> ResponseReturnValue:
     """The console when logged in, else the login form."""
     if not _settings().api_token:
         return render_template("admin_login.html", disabled=True, error=""), 403
-    if not admin_session.logged_in():
+    if not _logged_in():
         return render_template("admin_login.html", disabled=False, error="")
     view = overview(api_context().backends.frontier)
     return render_template(
@@ -74,15 +80,16 @@ def login() -> ResponseReturnValue:
     cfg = _settings()
     if not cfg.api_token:
         return render_template("admin_login.html", disabled=True, error=""), 403
-    if not admin_session.log_in(cfg, request.form.get("token", "").strip()):
+    if not admin_session.log_in(cfg, request.form.get("token", "").strip(), api_context().backends.frontier):
         return render_template("admin_login.html", disabled=False, error="令牌不对。"), 401
     return redirect(url_for("admin.console"), code=303)
 
 
 @bp.post("/admin/logout")
 def logout() -> ResponseReturnValue:
-    """Ends the session (harmless without a CSRF token: at worst a forced logout)."""
-    admin_session.log_out()
+    """Ends the session, and every other (harmless without a CSRF token: at worst a
+    forced logout)."""
+    admin_session.log_out(_settings(), api_context().backends.frontier)
     return redirect(url_for("admin.console"), code=303)
 
 
@@ -112,6 +119,10 @@ def host_action(host: str) -> ResponseReturnValue:
     action = request.form.get("action", "")
     if action not in host_actions.ACTIONS:
         return _refuse(400, f"未知操作：{action[:40]!r}")
+    if action in CONFIRMED and request.form.get("confirm", "") != host:
+        # Removing a host's pages cannot be undone: one click only asks, a second,
+        # on a page of its own, does it.
+        return render_template("admin_confirm.html", host=host, action=action, csrf=admin_session.csrf_token())
     backends = api_context().backends
     try:
         result = host_actions.run_action(backends.frontier, lambda: backends.bus, host, action)

@@ -20,6 +20,7 @@ from services.api import (
     request_ids,
     search_api,
     search_rate_limit,
+    security_headers,
     seeds_api,
     web_ui,
 )
@@ -47,6 +48,9 @@ def create_app(
     the configured one, opened read-only so it can serve while a crawl in another
     process writes); ``readiness`` replaces the index ping as /readyz's answer."""
     app = Flask(__name__)
+    # "//admin" would be redirected to an absolute URL built from the Host header,
+    # which a client chooses: such paths are simply not found.
+    app.url_map.merge_slashes = False
     app.json.ensure_ascii = False  # type: ignore[attr-defined]  # Chinese stays readable in JSON
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
     # Adapters live on the app, not in module globals, so a test can build many apps.
@@ -72,6 +76,7 @@ def create_app(
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
     search_rate_limit.init_app(app, cfg)
+    security_headers.init_app(app)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
     # pay ~2 s for it; a request arriving earlier simply waits for the load.

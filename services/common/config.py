@@ -277,6 +277,8 @@ class Settings(BaseSettings):
     # The operator console (/admin): a login lasts this long, counted from the login,
     # not from the last click, so a stolen cookie stops working on its own.
     api_admin_session_s: int = Field(default=12 * 3600, ge=60)
+    # ... and ends after this long without a request (services/api/admin_session.py).
+    api_admin_idle_s: int = Field(default=30 * 60, ge=60)
     # Send the console's cookie over HTTPS only. Off by default because `tansuo serve`
     # speaks plain HTTP on 127.0.0.1; turn it on behind a TLS proxy or an Ingress.
     api_admin_cookie_secure: bool = False

@@ -62,6 +62,7 @@ class Admission:
                 ("Content-Type", "application/json"),
                 ("Content-Length", str(len(body))),
                 ("Retry-After", str(seconds)),
+                ("X-Content-Type-Options", "nosniff"),
             ],
         )
         return [body]
@@ -73,6 +74,7 @@ def refusal(retry_after_s: int, deadline_s: float, keep_alive: bool) -> bytes:
     body = busy_body(deadline_s, retry_after_s)
     head = (
         "HTTP/1.1 503 Service Unavailable\r\nServer: tansuo\r\nContent-Type: application/json\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
         f"Content-Length: {len(body)}\r\nRetry-After: {retry_after_s}\r\n"
         f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
     )

@@ -467,5 +467,6 @@ def plain_answer(status: int, reason: str) -> bytes:
     """A short text answer that closes the connection (the request was not served)."""
     body = f"{status} {reason}\n".encode()
     head = (f"HTTP/1.1 {status} {reason}\r\nServer: tansuo\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "X-Content-Type-Options: nosniff\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")  # fmt: skip
     return head.encode("latin-1") + body
