@@ -77,10 +77,17 @@ def console() -> ResponseReturnValue:
 @bp.post("/admin/login")
 def login() -> ResponseReturnValue:
     """Form field ``token``: the API token."""
-    cfg = _settings()
+    ctx = api_context()
+    cfg = ctx.settings
     if not cfg.api_token:
         return render_template("admin_login.html", disabled=True, error=""), 403
-    if not admin_session.log_in(cfg, request.form.get("token", "").strip(), api_context().backends.frontier):
+    client = request.remote_addr or ""
+    if wait_s := ctx.auth_failures.wait_s(client):
+        retry_after = ctx.auth_failures.refused(client, request.path, wait_s)
+        error = f"错误次数过多，请 {retry_after} 秒后再试。"
+        return render_template("admin_login.html", disabled=False, error=error), 429, {"Retry-After": retry_after}
+    if not admin_session.log_in(cfg, request.form.get("token", "").strip(), ctx.backends.frontier):
+        ctx.auth_failures.failed(client, request.path)
         return render_template("admin_login.html", disabled=False, error="令牌不对。"), 401
     return redirect(url_for("admin.console"), code=303)
 

@@ -24,6 +24,7 @@ from services.api import (
     seeds_api,
     web_ui,
 )
+from services.api.auth_failures import FailureLimit
 from services.api.context import EXTENSION, ApiContext
 from services.common import analysis
 from services.common.bootstrap import Backends
@@ -63,6 +64,7 @@ def create_app(
         suggest=SuggestService(index),
         sites=SiteChoices(index),
         readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),
+        auth_failures=FailureLimit(cfg.api_auth_failures_per_minute),
     )
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")

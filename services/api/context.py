@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
+from services.api.auth_failures import FailureLimit
 from services.common.bootstrap import Backends
 from services.common.config import Settings
 from services.common.runtime.readiness_cache import CachedReadiness
@@ -29,6 +30,7 @@ class ApiContext:
     suggest: SuggestService
     sites: SiteChoices
     readiness: CachedReadiness
+    auth_failures: FailureLimit  # wrong tokens per client address, for 429 (auth_failures.py)
 
 
 def api_context() -> ApiContext:

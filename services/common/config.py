@@ -18,6 +18,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 # Lists come from the environment as "a,b" or as a JSON array; NoDecode lets our
 # validator see the raw string instead of pydantic-settings insisting on JSON.
 StrList = Annotated[tuple[str, ...], NoDecode]
+# The API token opens the crawl's endpoints and the console: a short one can be guessed
+# even at a few tries a minute.
+MIN_TOKEN_CHARS = 16
 
 
 class Settings(BaseSettings):
@@ -263,6 +266,9 @@ class Settings(BaseSettings):
     # A file holding the token (a Compose or Kubernetes secret mounted as a file), read
     # when TANSUO_API_TOKEN itself is empty, so the token need not sit in the environment.
     api_token_file: Path | None = None
+    # Wrong tokens (console logins and bearer headers) a client address may present in
+    # a minute, per worker process, before it is answered 429 (services/api/auth_failures.py).
+    api_auth_failures_per_minute: int = Field(default=5, ge=1)
     # Per client address and per worker process (services/api/rate_limit.py): searches
     # and suggestions refill at this rate up to the burst; 0 turns limiting off. A
     # person typing with suggestions stays far below; a scraping loop does not.
@@ -318,6 +324,16 @@ class Settings(BaseSettings):
 
         for entry in value:
             ipaddress.ip_network(entry, strict=False)  # a ValueError fails start-up
+        return value
+
+    @field_validator("api_token")
+    @classmethod
+    def _token_long_enough(cls, value: str) -> str:
+        if value and len(value) < MIN_TOKEN_CHARS:
+            raise ValueError(
+                f"TANSUO_API_TOKEN: at least {MIN_TOKEN_CHARS} characters needed, got {len(value)} "
+                "(make one with: openssl rand -hex 20)"
+            )
         return value
 
     @field_validator("search_field_idf_cap")

@@ -17,7 +17,7 @@ from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 
 
 def _scheduler(cfg: Settings) -> Scheduler:
