@@ -52,7 +52,10 @@ def test_api_refuses_private_seeds_as_tansuo_crawl_does(tmp_path: Path):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     closed = _client(Settings(data_dir=tmp_path, api_token=TOKEN))
     for url in ("http://127.0.0.1:8080/", "http://[::ffff:127.0.0.1]/", "http://169.254.169.254/latest/",
-                "http://[64:ff9b::a00:1]/", "http://[2002:c0a8:101::]/", "http://10.0.0.1/"):  # fmt: skip
+                "http://[64:ff9b::a00:1]/", "http://[2002:c0a8:101::]/", "http://10.0.0.1/",
+                # what the crawler reads as loopback, spelled otherwise: the same canonical host
+                "http://127.0.0.1./", "http://localhost./", "http://LOCALHOST../", "http://127.1/",
+                "http://0x7f.1/", "http://2130706433/", "http://127.0.0.1%2e/"):  # fmt: skip
         response = closed.post("/api/seeds", json={"urls": [url]}, headers=auth)
         assert response.status_code == 400 and "private network" in response.get_json()["error"], url
     opened = _client(Settings(data_dir=tmp_path / "local", api_token=TOKEN, crawler_allow_private_networks=True))
