@@ -13,6 +13,7 @@ from services.api import (
     admin_session,
     admin_views,
     api_docs,
+    client_address,
     frontier_api,
     health,
     host_actions_api,
@@ -77,6 +78,7 @@ def create_app(
     admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
+    client_address.init_app(app, cfg)
     search_rate_limit.init_app(app, cfg)
     security_headers.init_app(app)
     _register_error_handlers(app)

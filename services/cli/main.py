@@ -33,6 +33,7 @@ from services.common.config import Settings
 from services.common.errors import BadInput
 from services.common.runtime.json_logging import JsonFormatter
 from services.common.runtime.log_throttle import RepeatThrottle
+from services.common.runtime.private_files import keep_files_private
 
 EXIT_BAD_INPUT = 2
 
@@ -205,6 +206,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_files_private()  # before anything is written: the data directory is the user's alone
     args = _parser().parse_args(argv)
     handlers = {
         "crawl": commands.crawl,

@@ -274,11 +274,16 @@ class Settings(BaseSettings):
     # person typing with suggestions stays far below; a scraping loop does not.
     api_rate_limit_per_s: float = Field(default=10.0, ge=0)
     api_rate_limit_burst: int = Field(default=60, ge=1)
-    # Never limited: the machine's own traffic (the load benchmark, a local proxy).
-    api_rate_limit_exempt: StrList = ("127.0.0.0/8", "::1")
-    # Reverse proxies in front that append X-Forwarded-For (an Ingress: 1); 0 trusts
-    # none, as a client could write the header itself.
-    api_proxy_hops: int = Field(default=0, ge=0, le=5)
+    # Addresses and ranges never limited; none by default, loopback included: a reverse
+    # proxy on the same host would otherwise exempt every user behind it. The load
+    # benchmark names 127.0.0.0/8 here (docs/deploy.md, "Security").
+    api_rate_limit_exempt: StrList = ()
+    # The reverse proxies in front (addresses or ranges), whose X-Forwarded-For names
+    # the client (services/api/client_address.py); from any other peer the header is
+    # ignored, as a client could write it itself.
+    api_trusted_proxies: StrList = ()
+    # Gone: it trusted X-Forwarded-For from any peer. Refused when set, with the way out.
+    api_proxy_hops: int = 0
     api_port: int = Field(default=8080, ge=0, le=65535)
     # The operator console (/admin): a login lasts this long, counted from the login,
     # not from the last click, so a stolen cookie stops working on its own.
@@ -294,6 +299,7 @@ class Settings(BaseSettings):
         "frontier_include_patterns",
         "frontier_exclude_patterns",
         "api_rate_limit_exempt",
+        "api_trusted_proxies",
         mode="before",
     )
     @classmethod
@@ -317,7 +323,17 @@ class Settings(BaseSettings):
             raise ValueError(f"TANSUO_API_TOKEN_FILE: cannot read {path}: {exc.strerror}") from None
         return {**data, "api_token": token}
 
-    @field_validator("api_rate_limit_exempt")
+    @field_validator("api_proxy_hops")
+    @classmethod
+    def _no_proxy_hops(cls, value: int) -> int:
+        if value:
+            raise ValueError(
+                "TANSUO_API_PROXY_HOPS is gone (it trusted X-Forwarded-For from any client): "
+                "name the proxies in TANSUO_API_TRUSTED_PROXIES, e.g. 10.0.0.0/8"
+            )
+        return value
+
+    @field_validator("api_rate_limit_exempt", "api_trusted_proxies")
     @classmethod
     def _valid_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         import ipaddress
