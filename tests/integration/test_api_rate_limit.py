@@ -103,3 +103,20 @@ def test_a_spoofed_x_forwarded_for_from_an_untrusted_peer_changes_nothing(tmp_pa
 def test_the_old_hop_count_is_refused_at_start_with_the_way_out() -> None:
     with pytest.raises(ValueError, match="TANSUO_API_TRUSTED_PROXIES"):
         Settings(api_proxy_hops=1)
+
+
+def test_tansuo_eval_over_http_waits_out_the_rate_limit_instead_of_failing(tmp_path: Path) -> None:
+    """`tansuo eval --url` from this machine is one address like any other now that
+    loopback is limited: it waits as Retry-After says, as a polite client does."""
+    from services.common.runtime.http.inprocess_server import serve
+    from services.evaluation.targets import over_http
+
+    cfg = Settings(data_dir=tmp_path, api_rate_limit_per_s=2.0, api_rate_limit_burst=3)
+    server = serve(create_app(cfg, index=build_search_index(cfg)), "127.0.0.1", 0)
+    waits: list[float] = []
+    try:
+        search = over_http(server.url, sleep=lambda s: (waits.append(s), time.sleep(s)))
+        assert [search(f"网络{n}") for n in range(6)] == [[]] * 6
+    finally:
+        server.shutdown()
+    assert waits and all(1 <= w <= 60 for w in waits)
