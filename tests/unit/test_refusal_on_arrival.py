@@ -74,3 +74,12 @@ def test_the_estimate_decays_while_nothing_is_measured() -> None:
     assert abs(drain.mean_s - 1.0) < 1e-9
     clock.now += 60.0
     assert drain.mean_s < 0.02
+
+
+def test_the_pollers_liveness_answer_is_the_apps_and_keeps_the_connection_as_asked() -> None:
+    from services.common.runtime.http.bounded_worker import liveness_answer
+
+    head, _, body = liveness_answer(_head(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK") and b"Connection: keep-alive" in head
+    assert json.loads(body) == {"status": "ok"}
+    assert liveness_answer(_head(b"HEAD /livez HTTP/1.0\r\n\r\n")).endswith(b"Connection: close\r\n\r\n")

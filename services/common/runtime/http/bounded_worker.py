@@ -23,8 +23,8 @@ one that waited for a thread past the deadline. While requests wait and the esti
 wait (services/common/runtime/http/drain_estimate.py) passes the deadline, a plain GET is
 answered 503 by the poller at once, without entering the queue.
 
-Probes (``/livez``, ``/healthz``, ``/readyz``) run on threads of their own, so a
-probe never waits behind searches. At the connection limit the longest-idle
+Liveness probes (``/livez``, ``/healthz``) are answered by the poller itself, and
+``/readyz`` runs on threads of its own, so a probe never waits behind searches. At the connection limit the longest-idle
 connection is closed to let a new one in (idle ones first, then requests that have
 trickled for over a second), where stock gthread stops accepting.
 
@@ -67,6 +67,7 @@ READ_CHUNK = 64 * 1024
 PROBE_THREADS = 2
 
 IDLE, READING, BUSY, WRITING, CLOSING, CLOSED = range(6)
+LIVENESS = frozenset({"/livez", "/healthz"})
 
 
 class _Conn:
@@ -279,6 +280,11 @@ class BoundedThreadWorker(gthread.ThreadWorker):
         now = time.monotonic()
         request = Exchange(data, conn.client, conn.server, now, conn.continue_sent)
         conn.continue_sent = False
+        if head.path in LIVENESS and head.method in ("GET", "HEAD") and not head.has_body:
+            # "This process answers": the poller's own answer, so that it holds under
+            # any load of the threads (and of Python's lock, which they share).
+            self._answer(conn, liveness_answer(head), head.keep_alive)
+            return
         if head.path in NEVER_REFUSED:
             pool, probe = self._probes, True
         elif refusable(head) and self._refusing():
@@ -470,3 +476,12 @@ def plain_answer(status: int, reason: str) -> bytes:
             "X-Content-Type-Options: nosniff\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")  # fmt: skip
     return head.encode("latin-1") + body
+
+
+def liveness_answer(head: RequestHead) -> bytes:
+    """The answer of services/api/health.py's /livez, without running the app."""
+    body = b'{"status":"ok"}\n'
+    lines = ("HTTP/1.1 200 OK\r\nServer: tansuo\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
+             f"X-Content-Type-Options: nosniff\r\nContent-Length: {len(body)}\r\n"
+             f"Connection: {'keep-alive' if head.keep_alive else 'close'}\r\n\r\n")  # fmt: skip
+    return lines.encode("latin-1") + (b"" if head.method == "HEAD" else body)
