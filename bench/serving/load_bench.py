@@ -332,13 +332,47 @@ def measure_slow(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     }  # fmt: skip
     with contextlib.ExitStack() as stack:
         baseline = stack.enter_context(baseline_tree(args.baseline, args.work)) if args.baseline else None
-        for target in slow_client_targets(args.work / "data", port, workers, baseline, args.compare):
-            _log(f"{target.name} ...")
-            results["targets"][target.name] = run_slow_levels(
-                target, port, queries_path, seconds, args.warmup, args.work
+        if baseline is not None and args.ab_rounds:
+            results["ab"] = ab_rounds(
+                args.work / "data", port, workers, baseline, queries_path, args.ab_rounds, args.work
             )
+        if not args.ab_only:
+            for target in slow_client_targets(args.work / "data", port, workers, baseline, args.compare):
+                _log(f"{target.name} ...")
+                results["targets"][target.name] = run_slow_levels(
+                    target, port, queries_path, seconds, args.warmup, args.work
+                )
     results["load_end"] = os.getloadavg()[0]
     return results
+
+
+AB_SECONDS = 10.0
+
+
+def ab_rounds(data_dir: Path, port: int, workers: int, baseline: tuple[Path, str], queries: Path, rounds: int,
+              log_dir: Path) -> dict[str, list[float]]:  # fmt: skip
+    """The baseline's server and this tree's, both running, measured in turn (the order
+    swapped every round) at 64 and 256 clients without slow clients: this tree's
+    answered/s over the baseline's, per round. On a machine that other work shares, a
+    level's throughput moves by half from one minute to the next; side by side, both
+    servers meet the same moments."""
+    before = slow_client_targets(data_dir, port, workers, baseline, False)[0]
+    now = slow_client_targets(data_dir, port + 1, workers, baseline, False)[-1]
+    ratios: dict[str, list[float]] = {str(c): [] for c in SLOW_LEVELS}
+    with running(before, port, log_dir), running(now, port + 1, log_dir):
+        for p in (port, port + 1):
+            load("closed", p, queries, 3, clients=4)
+        for r in range(rounds):
+            for clients in SLOW_LEVELS:
+                answered = {}
+                for p in (port, port + 1) if r % 2 == 0 else (port + 1, port):
+                    result = load("closed", p, queries, AB_SECONDS, clients=clients, warmup_s=3.0,
+                                  start_at=(r * 2 + clients % 7) * 1000, extra=["--timeout", "10"])  # fmt: skip
+                    answered[p] = float(result["ok_per_s"])  # type: ignore[arg-type]
+                ratio = answered[port + 1] / answered[port] if answered[port] else float("inf")
+                ratios[str(clients)].append(round(ratio, 3))
+                _log(f"  A/B round {r + 1}, {clients} clients: {answered} -> {ratio:.2f}")
+    return ratios
 
 
 def slow_markdown(results: dict[str, Any]) -> str:
@@ -374,6 +408,14 @@ def slow_markdown(results: dict[str, Any]) -> str:
                        f"{r['p99_ms']} | {r['statuses'].get('503', 0)} | {r['statuses'].get('timeout', 0)} | "
                        f"{answered} of {probe.get('sent', 0)} | {probe.get('p99_ms')} | "
                        f"{slow.get('answers', {}).get('408', 0) if slow else '—'} | {after_text} |")  # fmt: skip
+    if results.get("ab"):
+        out += ["", "Without slow clients, side by side (both servers running, measured in turn, the order swapped "
+                f"every round; {AB_SECONDS:g} s after 3 s of warm-up each): this tree's answered/s over the baseline's, "
+                "per round, and the median:", ""]  # fmt: skip
+        for clients, ratios in results["ab"].items():
+            ordered = sorted(ratios)
+            median = ordered[len(ordered) // 2] if len(ordered) % 2 else sum(ordered[len(ordered) // 2 - 1 :][:2]) / 2
+            out.append(f"- {clients} clients: {', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f}×.")
     names = list(results["targets"])
     if len(names) >= 2 and "(before)" in names[0]:
         before, now = results["targets"][names[0]], results["targets"][names[1]]
@@ -454,6 +496,13 @@ def main(argv: list[str] | None = None) -> int:
         help="measure with slow clients present instead (see the module's docstring)",
     )
     parser.add_argument("--baseline", metavar="REV", help="--slow-clients: also measure this revision's server")
+    parser.add_argument(
+        "--ab-rounds",
+        type=int,
+        default=0,
+        help="--slow-clients with --baseline: also this many rounds of both servers side by side",
+    )
+    parser.add_argument("--ab-only", action="store_true", help="--slow-clients: only the side-by-side rounds")
     args = parser.parse_args(argv)
     if args.slow_clients:
         return _slow_main(args)
@@ -479,7 +528,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _slow_main(args: argparse.Namespace) -> int:
     if args.from_json:
-        results = json.loads(args.from_json[-1].read_text(encoding="utf-8"))
+        results: dict[str, Any] = {}
+        for path in args.from_json:  # later files add their parts (the side-by-side rounds, say)
+            results.update({k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if v or k not in results})
     else:
         if args.warmup is None:
             args.warmup = 5.0
