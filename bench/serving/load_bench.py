@@ -353,26 +353,46 @@ def ab_rounds(data_dir: Path, port: int, workers: int, baseline: tuple[Path, str
               log_dir: Path) -> dict[str, list[float]]:  # fmt: skip
     """The baseline's server and this tree's, both running, measured in turn (the order
     swapped every round) at 64 and 256 clients without slow clients: this tree's
-    answered/s over the baseline's, per round. On a machine that other work shares, a
-    level's throughput moves by half from one minute to the next; side by side, both
-    servers meet the same moments."""
+    answered/s over the baseline's, and its CPU seconds per answered request over the
+    baseline's, per round. On a machine that other work shares, a level's throughput
+    moves by half from one minute to the next; side by side, both servers meet the same
+    moments, and CPU per request hardly depends on them."""
     before = slow_client_targets(data_dir, port, workers, baseline, False)[0]
     now = slow_client_targets(data_dir, port + 1, workers, baseline, False)[-1]
-    ratios: dict[str, list[float]] = {str(c): [] for c in SLOW_LEVELS}
-    with running(before, port, log_dir), running(now, port + 1, log_dir):
+    ratios: dict[str, list[float]] = {}
+    with running(before, port, log_dir) as proc_before, running(now, port + 1, log_dir) as proc_now:
+        pids = {port: proc_before.pid, port + 1: proc_now.pid}
         for p in (port, port + 1):
             load("closed", p, queries, 3, clients=4)
         for r in range(rounds):
             for clients in SLOW_LEVELS:
-                answered = {}
+                answered, cpu = {}, {}
                 for p in (port, port + 1) if r % 2 == 0 else (port + 1, port):
+                    cpu_start = _cpu_seconds(pids[p])
                     result = load("closed", p, queries, AB_SECONDS, clients=clients, warmup_s=3.0,
                                   start_at=(r * 2 + clients % 7) * 1000, extra=["--timeout", "10"])  # fmt: skip
                     answered[p] = float(result["ok_per_s"])  # type: ignore[arg-type]
+                    whole = result["whole"]
+                    served = sum(v for k, v in whole["statuses"].items() if k.isdigit())  # type: ignore[index]
+                    cpu[p] = (_cpu_seconds(pids[p]) - cpu_start) / max(1, served)
                 ratio = answered[port + 1] / answered[port] if answered[port] else float("inf")
-                ratios[str(clients)].append(round(ratio, 3))
-                _log(f"  A/B round {r + 1}, {clients} clients: {answered} -> {ratio:.2f}")
+                ratios.setdefault(f"{clients} clients, answered/s", []).append(round(ratio, 3))
+                ratios.setdefault(f"{clients} clients, CPU per request", []).append(round(cpu[port + 1] / cpu[port], 3))
+                _log(f"  A/B round {r + 1}, {clients} clients: {answered} -> {ratio:.2f}; CPU/request {cpu}")
     return ratios
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a server: its arbiter and worker processes."""
+    ticks = 0
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    for process in [str(pid), *children]:
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def slow_markdown(results: dict[str, Any]) -> str:
@@ -410,12 +430,12 @@ def slow_markdown(results: dict[str, Any]) -> str:
                        f"{slow.get('answers', {}).get('408', 0) if slow else '—'} | {after_text} |")  # fmt: skip
     if results.get("ab"):
         out += ["", "Without slow clients, side by side (both servers running, measured in turn, the order swapped "
-                f"every round; {AB_SECONDS:g} s after 3 s of warm-up each): this tree's answered/s over the baseline's, "
-                "per round, and the median:", ""]  # fmt: skip
-        for clients, ratios in results["ab"].items():
+                f"every round; {AB_SECONDS:g} s after 3 s of warm-up each): this tree's answered/s, and its CPU seconds "
+                "(arbiter and workers) per request, over the baseline's, per round, and the medians:", ""]  # fmt: skip
+        for what, ratios in results["ab"].items():
             ordered = sorted(ratios)
             median = ordered[len(ordered) // 2] if len(ordered) % 2 else sum(ordered[len(ordered) // 2 - 1 :][:2]) / 2
-            out.append(f"- {clients} clients: {', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f}×.")
+            out.append(f"- {what}: {', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f}×.")
     names = list(results["targets"])
     if len(names) >= 2 and "(before)" in names[0]:
         before, now = results["targets"][names[0]], results["targets"][names[1]]
@@ -530,7 +550,9 @@ def _slow_main(args: argparse.Namespace) -> int:
     if args.from_json:
         results: dict[str, Any] = {}
         for path in args.from_json:  # later files add their parts (the side-by-side rounds, say)
-            results.update({k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if v or k not in results})
+            results.update(
+                {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if v or k not in results}
+            )
     else:
         if args.warmup is None:
             args.warmup = 5.0
