@@ -173,7 +173,8 @@ class BoundedThreadWorker(gthread.ThreadWorker):
                     self._close(conn)
             self._expire(now)
         for conn in list(self._open):
-            self._close(conn)
+            if conn.state != BUSY:  # a thread may still send on a busy one: the exit closes it
+                self._close(conn)
         self.tpool.shutdown(wait=False)
         if self._probes is not None:
             self._probes.shutdown(wait=False)
