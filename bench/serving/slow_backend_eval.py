@@ -3,9 +3,10 @@ client, one query after another: how many are refused as "busy" (issue 39).
 
     python -m bench.serving.slow_backend_eval --baseline REV      # this tree and REV's server
 
-The documentation site of the load benchmark (about 2,300 pages) is indexed into
-noida-db (the test suite's Elasticsearch API, slow by nature: see INFRA.md) and into
-an embedded index, a known-item set is generated from the embedded one
+The LibreOffice help site (bench/sites/libreoffice_help_site.py, about 2,580 pages, the
+held-out site of the ranking work) is indexed into noida-db (the test suite's
+Elasticsearch API, slow by nature: see INFRA.md) and into an embedded index, a
+known-item set is generated from the embedded one
 (`tansuo eval --generate`), and each server answers every query of it in turn
 (`GET /api/search`, one request at a time). Then `tansuo eval --url` scores this
 tree's server. Before issue 39 the worker refused on arrival whenever its mean search
@@ -28,8 +29,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from bench.serving.load_bench import COPIES, LOOPBACK_EXEMPT, Target, baseline_tree, build_index, running
-from bench.sites.corpus import repeated, site_pages
+from bench.indexing.index_bench import index_tansuo
+from bench.serving.load_bench import LOOPBACK_EXEMPT, Target, baseline_tree, running
+from bench.sites.corpus import site_pages
+from bench.sites.libreoffice_help_site import build_libreoffice_help_site
 from services.cli.demo_site import default_cache
 from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
 from services.common.config import Settings
@@ -37,12 +40,12 @@ from services.common.domain.messages import PageEvent
 from services.indexer.document_builder import build_document
 
 PY = sys.executable
-SITE = default_cache().parent / "zh-docs-site"
+SITE = default_cache().parent / "zh-lo-help-site"
 
 
 def _pages() -> list[PageEvent]:
-    """The load benchmark's documents: the demo site under nine host names."""
-    return repeated(site_pages(SITE), COPIES)
+    build_libreoffice_help_site(SITE)
+    return site_pages(SITE)
 
 
 def index_es(pages: list[PageEvent], index_url: str) -> None:
@@ -86,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     data = args.work / "data"
-    build_index(SITE, data, 1)
+    pages = _pages()
+    if not (data / "index").exists():
+        index_tansuo(pages, data)
     judged = args.work / "known.tsv"
     env = {"PATH": "/usr/bin:/bin"}
     subprocess.run([PY, "-m", "services.cli.main", "eval", "--data", str(data), "--generate", str(judged),
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(es.stop)
         es.start()
         index_url = es.url.replace("http://", "elasticsearch://", 1) + "/tansuo"
-        index_es(_pages(), index_url)
+        index_es(pages, index_url)
         port = 18_482
         server_env = {"TANSUO_INDEX": index_url, "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
                       "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0", **LOOPBACK_EXEMPT}  # fmt: skip

@@ -77,9 +77,13 @@ def test_the_estimate_decays_while_nothing_is_measured() -> None:
 
 
 def test_the_pollers_liveness_answer_is_the_apps_and_keeps_the_connection_as_asked() -> None:
-    from services.common.runtime.http.bounded_worker import liveness_answer
+    from services.common.runtime.http.bounded_worker import liveness_answer, request_id
 
-    head, _, body = liveness_answer(_head(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")).partition(b"\r\n\r\n")
+    given = b"GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: lb-7f3a\r\n\r\n"
+    head, _, body = liveness_answer(_head(given), request_id(given)).partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 OK") and b"Connection: keep-alive" in head
+    assert b"X-Request-ID: lb-7f3a" in head  # the caller's id kept, as the app does
     assert json.loads(body) == {"status": "ok"}
-    assert liveness_answer(_head(b"HEAD /livez HTTP/1.0\r\n\r\n")).endswith(b"Connection: close\r\n\r\n")
+    assert len(request_id(b"GET /livez HTTP/1.1\r\nX-Request-ID: two words\r\n\r\n")) == 32  # a new one
+    closing = liveness_answer(_head(b"HEAD /livez HTTP/1.0\r\n\r\n"), "x")
+    assert closing.endswith(b"Connection: close\r\n\r\n")

@@ -34,10 +34,12 @@ HTTP/1.x without TLS only: TLS ends at the proxy or the Ingress in front.
 from __future__ import annotations
 
 import logging
+import re
 import selectors
 import socket
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -284,7 +286,7 @@ class BoundedThreadWorker(gthread.ThreadWorker):
         if head.path in LIVENESS and head.method in ("GET", "HEAD") and not head.has_body:
             # "This process answers": the poller's own answer, so that it holds under
             # any load of the threads (and of Python's lock, which they share).
-            self._answer(conn, liveness_answer(head), head.keep_alive)
+            self._answer(conn, liveness_answer(head, request_id(data)), head.keep_alive)
             return
         if head.path in NEVER_REFUSED:
             pool, probe = self._probes, True
@@ -492,10 +494,20 @@ def plain_answer(status: int, reason: str) -> bytes:
     return head.encode("latin-1") + body
 
 
-def liveness_answer(head: RequestHead) -> bytes:
+# services/api/request_ids.py's rule: the caller's X-Request-ID when it looks like an id.
+_REQUEST_ID = re.compile(rb"\r\nx-request-id:[ \t]*([A-Za-z0-9._:-]{1,128})[ \t]*\r\n", re.IGNORECASE)
+
+
+def request_id(data: bytes) -> str:
+    """The request's X-Request-ID when it looks like an id, else a new one, as the app gives."""
+    found = _REQUEST_ID.search(data)
+    return found.group(1).decode() if found else uuid.uuid4().hex
+
+
+def liveness_answer(head: RequestHead, request_id: str) -> bytes:
     """The answer of services/api/health.py's /livez, without running the app."""
     body = b'{"status":"ok"}\n'
     lines = ("HTTP/1.1 200 OK\r\nServer: tansuo\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
-             f"X-Content-Type-Options: nosniff\r\nContent-Length: {len(body)}\r\n"
+             f"X-Content-Type-Options: nosniff\r\nX-Request-ID: {request_id}\r\nContent-Length: {len(body)}\r\n"
              f"Connection: {'keep-alive' if head.keep_alive else 'close'}\r\n\r\n")  # fmt: skip
     return lines.encode("latin-1") + (b"" if head.method == "HEAD" else body)
