@@ -11,15 +11,19 @@ whatever else the machine is doing; ``crawl`` alternates whole crawls.
     .venv/bin/python -m bench.ab_compare build --base HEAD~1      # build_document per page
     .venv/bin/python -m bench.ab_compare extract --base HEAD~1    # extract per page
     .venv/bin/python -m bench.ab_compare admit --base HEAD~1      # the frontier taking a page's links
+    .venv/bin/python -m bench.ab_compare index --base HEAD~1      # the embedded indexer service per page
     .venv/bin/python -m bench.ab_compare crawl --base HEAD~1      # a whole crawl's CPU per page
     .venv/bin/python -m bench.ab_compare outputs --base HEAD~1    # same extracted pages and documents?
 
 Medians and the fastest rounds are both reported: on a machine shared with other work
 the fastest round of each side is the one least disturbed.
 
-``build``, ``extract`` and ``admit`` time the demo site's pages (``bench/sites/corpus.py``) repeated
-``--copies`` times, with ``time.process_time`` (the CPU of the process), after one
-untimed pass to warm caches; ``crawl`` is ``bench/crawl/crawl_profile.py``'s bare crawl.
+``build``, ``extract``, ``admit`` and ``index`` time the demo site's pages (``bench/sites/corpus.py``) repeated
+``--copies`` times, with ``time.process_time`` (the CPU of the process, tantivy's
+threads included), after one untimed pass to warm caches; ``index`` publishes each
+page event to an embedded bus and runs one ``Indexer.step`` (a crawl's pace: a poll a
+page), commits at the product's interval included; ``crawl`` is
+``bench/crawl/crawl_profile.py``'s bare crawl.
 
 ``outputs`` times nothing: it runs ``extract`` and ``build_document`` of both sides over
 every page of the demo, GIMP and LibreOffice sites (those already built) and reports
@@ -86,6 +90,22 @@ elif kind == "admit":
         items.append(LinkBatch(source=url, depth=0, links=extract(url, text, {{}}, encoding=encoding).links))
     items *= copies
     work = frontier.offer_links
+elif kind == "index":
+    import tempfile
+    from services.common.adapters.sqlite.bus import SqliteBus
+    from services.common.adapters.tantivy.search_index import TantivySearchIndex
+    from services.common.config import Settings
+    from services.common.domain.messages import TOPIC_PAGES
+    from services.indexer.indexer import GROUP, Indexer
+    workdir = Path(tempfile.mkdtemp(prefix="tansuo-ab-index-"))
+    cfg = Settings(data_dir=workdir, indexer_search_idle_after_s=0)
+    bus = SqliteBus(workdir / "bus.sqlite3")
+    bus.subscribe(TOPIC_PAGES, GROUP)
+    indexer = Indexer(cfg, bus, TantivySearchIndex(workdir / "index", cfg))
+    items = repeated(site_pages(site), copies)
+    def work(event):
+        bus.publish(TOPIC_PAGES, event.to_bytes(), key=event.host)
+        indexer.step(0.0)
 else:
     ctype = "text/html; charset=utf-8"
     items = [("http://docs.bench.example.cn/" + p.relative_to(site).as_posix(), p.read_bytes())
@@ -257,7 +277,7 @@ def compare(measure_side: Callable[[Path], float], base: Path, rounds: int) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ab_compare", description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=("build", "extract", "admit", "crawl", "outputs"))
+    parser.add_argument("kind", choices=("build", "extract", "admit", "index", "crawl", "outputs"))
     parser.add_argument("--base", default="HEAD~1", help="the old revision (default HEAD~1)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--copies", type=int, default=4, help="repeats of the demo site's pages (build, extract)")

@@ -54,6 +54,7 @@ comparing absolute figures with anything.
 ```sh
 .venv/bin/python -m bench.run           # the full run, about 25 minutes on 2 cores; rewrites this file
 .venv/bin/python -m bench.run --quick   # a smoke run (about a minute) printed to stdout, this file untouched
+.venv/bin/python -m bench.run --index   # section 2 alone (about 3 minutes), spliced into this file
 .venv/bin/python -m bench.serving.load_bench --write --compare --profile /tmp/search.prof
                                         # the API under load (about 15 minutes): its own section, last
 .venv/bin/python -m bench.cluster.cluster_parity --write
@@ -63,11 +64,36 @@ comparing absolute figures with anything.
                                         # index docs/s, size, peak RSS, SearchService p50/p99 beside the
                                         # bare tantivy query, tansuo serve, at 100,000 and 1,000,000 pages
                                         # (hours on 2 cores, about 13 GB of disk in ~/.cache/tansuo;
-                                        # bench.scale.scale_million --step build resumes a stopped build): its own section
+                                        # bench.scale.scale_million --step build resumes a stopped build): its own section;
+                                        # tansuo serve also under a 2 GB memory cgroup (root; --memory-limit),
+                                        # then a copy of each index `tansuo force-merge`d and measured again
+                                        # (--step merge, --step measure --merged; about 25 GB of disk more)
+.venv/bin/python -m bench.crawl.process_compare --write --reading FILE
+                                        # tansuo crawl in one process or two beside a plain Scrapy spider
+                                        # (LibreOffice help site, about 5 minutes): its own section
+.venv/bin/python -m bench.crawl.many_hosts --pages 20 --delay 1 4 --write
+                                        # 128 loopback hosts against the politeness bound, embedded and
+                                        # cluster (about 10 minutes, needs the test install): its own section
+.venv/bin/python -m bench.frontier.redis_frontier_bench --write
+                                        # the Redis frontier against SQLite (about 5 minutes, needs the
+                                        # test install): its own section
+.venv/bin/python -m bench.frontier.scheduler_scaling --write
+                                        # one scheduler against two on many hosts (about 10 minutes,
+                                        # needs the test install): its own section
+.venv/bin/python -m bench.pagerank.pagerank_bench --write
+                                        # PageRank at 10 million links (about 10 minutes, needs the test
+                                        # install): its own section
 .venv/bin/python -m bench.crawl.crawl_profile # where a crawl's CPU goes (py-spy, about 2 minutes): section 1b
 .venv/bin/python -m bench.ab_compare build --base REV   # a change against revision REV, same pages, in turns
-                                        # (also extract, admit, crawl); section 1b
+                                        # (also extract, admit, index, crawl, outputs); section 1b
+.venv/bin/python -m bench.indexing.commit_cost --rounds 4    # what an index commit costs: tantivy alone per commit
+                                        # size, the indexer per commit interval (about 6 minutes); section 1b
+.venv/bin/python -m bench.indexing.cluster_freshness --write [--index-share 0.33]
+                                        # fetch to searchable and the indexer's requests a page in a many-host
+                                        # cluster crawl (about 2 minutes, needs the test install): its own section
 ```
+
+[bench/README.md](../bench/README.md) lists the benchmarks by group.
 
 Everything runs on 127.0.0.1. The site is the demo site (Debian's Chinese manuals,
 built by `services.cli.demo_site.build_demo_site` from Debian packages and cached in

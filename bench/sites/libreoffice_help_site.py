@@ -69,29 +69,32 @@ class Module:
     pages: tuple[str, ...]  # every page it links, in order, site-relative
 
 
-def build_libreoffice_help_site(dest: Path, cache: Path | None = None) -> int:
-    """Build the site in ``dest`` unless it is there already; return its help page count."""
+def build_libreoffice_help_site(dest: Path, cache: Path | None = None, language: str = LANGUAGE) -> int:
+    """Build the site in ``dest`` unless it is there already; return its help page count.
+    ``language`` is the help's own (zh-CN, or zh-TW for the traditional-script help of
+    ``libreoffice-help-zh-tw``, a site held out from tuning: docs/ranking.md)."""
     dest = Path(dest)
     done = _marker(dest)
     if done is not None:
         return int(done["pages"])
     with build_lock(dest):
         done = _marker(dest)
-        return int(done["pages"]) if done is not None else _build(dest, cache)
+        return int(done["pages"]) if done is not None else _build(dest, cache, language)
 
 
-def _build(dest: Path, cache: Path | None) -> int:
+def _build(dest: Path, cache: Path | None, language: str) -> int:
     if dest.exists() and any(dest.iterdir()):
         raise DemoSiteError(f"{dest} exists and is not a LibreOffice help site built by Tansuo; remove it")
-    deb = fetch_packages([PACKAGE], Path(cache) if cache is not None else default_cache())[PACKAGE]
+    package = package_of(language)
+    deb = fetch_packages([package], Path(cache) if cache is not None else default_cache())[package]
     dest.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
         with tempfile.TemporaryDirectory(prefix="tansuo-lohelp-") as unpacked:
             root = Path(unpacked)
             _unpack(deb, root)
-            _copy_help(root, stage)
-        stats = write_navigation(stage)
+            _copy_help(root, stage, language)
+        stats = write_navigation(stage, language)
         stats.update(layout=LAYOUT_VERSION, package=deb.name)
         (stage / MARKER).write_text(json.dumps(stats, sort_keys=True))
         os.chmod(stage, 0o755)
@@ -110,20 +113,24 @@ def site_stats(dest: Path) -> dict:
     return _marker(Path(dest)) or {}
 
 
-def _copy_help(root: Path, stage: Path) -> None:
-    source = root / SOURCE / LANGUAGE
+def package_of(language: str) -> str:
+    return f"libreoffice-help-{language.lower()}"
+
+
+def _copy_help(root: Path, stage: Path, language: str) -> None:
+    source = root / SOURCE / language
     if not (source / "contents.js").is_file():
-        raise DemoSiteError(f"no {SOURCE}/{LANGUAGE}/contents.js in {PACKAGE}; the package layout changed")
-    shutil.copytree(source, stage / LANGUAGE, symlinks=False, ignore_dangling_symlinks=True)
-    licence = root / "usr/share/doc" / PACKAGE / "copyright"
+        raise DemoSiteError(f"no {SOURCE}/{language}/contents.js in {package_of(language)}; the package layout changed")
+    shutil.copytree(source, stage / language, symlinks=False, ignore_dangling_symlinks=True)
+    licence = root / "usr/share/doc" / package_of(language) / "copyright"
     if licence.is_file():
         shutil.copyfile(licence, stage / "COPYRIGHT.txt")
 
 
-def write_navigation(site: Path) -> dict:
+def write_navigation(site: Path, language: str = LANGUAGE) -> dict:
     """Write the front page and the contents pages; return page count and Han share."""
-    modules = contents_modules((site / LANGUAGE / "contents.js").read_text(encoding="utf-8"))
-    pages = sorted(p.relative_to(site).as_posix() for p in (site / LANGUAGE / "text").rglob("*.html"))
+    modules = contents_modules((site / language / "contents.js").read_text(encoding="utf-8"))
+    pages = sorted(p.relative_to(site).as_posix() for p in (site / language / "text").rglob("*.html"))
     titles = {page: page_title((site / page).read_bytes()) or page for page in pages}
     listed = {page for module in modules for page in module.pages}
     toc = site / "toc"
@@ -140,9 +147,10 @@ def write_navigation(site: Path) -> dict:
         (toc / f"other-{directory}.html").write_text(
             _page(f"其他帮助页面：{directory}", f"<ul>{items}</ul>"), encoding="utf-8")
         front.append(f'<li><a href="toc/other-{directory}.html">其他帮助页面：{directory}</a></li>')
-    start = f'<p><a href="{LANGUAGE}/text/shared/05/new_help.html">LibreOffice 帮助首页</a></p>'
+    start = f'<p><a href="{language}/text/shared/05/new_help.html">LibreOffice 帮助首页</a></p>'
+    script = "简体中文" if language == LANGUAGE else language
     (site / "index.html").write_text(
-        _page("LibreOffice 帮助（简体中文）", f"{start}<ul>{''.join(front)}</ul>"), encoding="utf-8")
+        _page(f"LibreOffice 帮助（{script}）", f"{start}<ul>{''.join(front)}</ul>"), encoding="utf-8")
     counts = [han_counts(page_text((site / page).read_bytes())) for page in pages]
     han, letters = sum(c[0] for c in counts), sum(c[1] for c in counts)
     return {"pages": len(pages), "pages_in_contents": len(listed & set(pages)),
@@ -239,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dest", type=Path)
     parser.add_argument("--serve", action="store_true", help="serve the site on 127.0.0.1 until interrupted")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--language", default=LANGUAGE, help="zh-CN (default) or zh-TW")
     args = parser.parse_args(argv)
-    pages = build_libreoffice_help_site(args.dest)
+    pages = build_libreoffice_help_site(args.dest, language=args.language)
     stats = site_stats(args.dest)
     print(f"{pages} help pages in {args.dest} ({stats.get('pages_in_contents')} in the contents tree), "
           f"Han share of the text {stats.get('han_share')}")

@@ -193,6 +193,23 @@ DASHBOARDS = [
                 description="URLs robots.txt forbids, and redelivered fetch jobs whose lease had already gone.",
             ),
             Panel(
+                "Documents extracted per second",
+                [(f"sum by (outcome) (rate(tansuo_documents_extracted_total[{RATE}]))", "{{outcome}}")],
+                "ops",
+                description="PDF, Office, WPS and text files through the extractor: ok, cut by a cap, or the "
+                "reason one was skipped (encrypted, malformed, zip_bomb, timeout ...). docs/documents.md.",
+                stack=True,
+            ),
+            Panel(
+                "Extraction backlog and time",
+                [
+                    ('sum(tansuo_consumer_lag_messages{topic="documents.fetched",group="extractor"})', "waiting"),
+                    *quantiles("tansuo_extraction_duration_seconds"),
+                ],
+                description="Documents fetched and not yet extracted (what the chart scales extractors on), and "
+                "the time one takes in a worker process.",
+            ),
+            Panel(
                 "Fetches in flight per crawler",
                 # instance, not pod: compose's Prometheus knows no pods.
                 [("sum by (instance) (tansuo_crawler_in_flight)", "{{instance}}")],
@@ -273,7 +290,8 @@ DASHBOARDS = [
     Dashboard(
         "tansuo-indexing",
         "Tansuo / Indexing",
-        "Pages indexed, indexing latency, duplicates, deletions and PageRank runs.",
+        "Pages indexed, indexing latency and lag, the indexer's backlog and requests, duplicates, deletions and "
+        "PageRank runs.",
         [
             Panel(
                 "Pages indexed per second",
@@ -284,6 +302,43 @@ DASHBOARDS = [
                 "Indexing latency (fetch to searchable)",
                 quantiles("tansuo_indexing_latency_seconds"),
                 "s",
+            ),
+            Panel(
+                "Indexer lag",
+                [("max by (instance) (tansuo_indexer_lag_seconds)", "{{instance}}")],
+                "s",
+                description=(
+                    "How long the oldest page an indexer holds (polled, not yet searchable) has waited since its "
+                    "fetch; 0 when it holds none. Normally within the commit interval plus the page's trip through "
+                    "the bus. TansuoIndexerLagging fires when it stays above a minute."
+                ),
+            ),
+            Panel(
+                "Indexer backlog and poll size",
+                [
+                    ('max by (topic) (tansuo_consumer_lag_messages{group="indexer"})', "{{topic}} waiting"),
+                    ("max by (instance) (tansuo_indexer_poll_size)", "poll size {{instance}}"),
+                ],
+                description=(
+                    "Page events not yet committed by the indexers, and how many an indexer takes in one poll: "
+                    "what it handled in a commit interval lately, so it shrinks while Elasticsearch answers slowly."
+                ),
+            ),
+            Panel(
+                "Indexer requests to Elasticsearch per page",
+                [
+                    (
+                        f'sum by (endpoint) (rate(tansuo_index_requests_total{{service="indexer"}}[{RATE}])) '
+                        f"/ scalar(sum(rate(tansuo_pages_indexed_total[{RATE}])))",
+                        "{{endpoint}}",
+                    )
+                ],
+                description=(
+                    "HTTP requests the indexers sent to Elasticsearch per page indexed, by endpoint: a batch's "
+                    "duplicate checks in one search, its writes and refresh in one bulk request. Well below 0.1 "
+                    "while a crawl runs; readiness pings (count) dominate when it is quiet."
+                ),
+                stack=True,
             ),
             Panel(
                 "Duplicates by kind",
@@ -342,7 +397,7 @@ DASHBOARDS = [
                 "reqps",
                 description="A request that waited longer than TANSUO_API_QUEUE_DEADLINE_S (2 s) for a worker "
                 "thread is refused at once. TansuoApiRefusing fires when over 5% are refused for 5 minutes: "
-                "add api pods or workers (README, 'Serving under load').",
+                "add api pods or workers (docs/serving.md, 'Sizing').",
                 stack=True,
             ),
             Panel(
@@ -374,6 +429,26 @@ DASHBOARDS = [
                 "1 when every pod's last ping of the backend succeeded.",
                 width=16,
                 height=5,
+            ),
+            Panel(
+                "Searches that find nothing",
+                [
+                    (f"sum(rate(tansuo_search_analytics_searches_total{{result=\"zero\"}}[{RATE}])) / "
+                     f"sum(rate(tansuo_search_analytics_searches_total[{RATE}]))", "share of searches"),
+                ],
+                "percentunit",
+                description="First pages of results that found no page. Which queries: the console's search "
+                "analytics (/admin/analytics), or GET /api/analytics.",
+            ),
+            Panel(
+                "Click-through",
+                [
+                    (f"sum(rate(tansuo_search_result_clicks_total[{RATE}])) / "
+                     f"sum(rate(tansuo_search_analytics_searches_total{{result=\"hits\"}}[{RATE}]))",
+                     "clicks per search with results"),
+                    (f"sum(rate(tansuo_search_analytics_dropped_total[{RATE}]))", "events lost (search log away)"),
+                ],
+                description="Results opened through a results page's click link, per search that found something.",
             ),
         ],
     ),

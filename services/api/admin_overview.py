@@ -13,7 +13,7 @@ from typing import Any
 
 from services.api.rate_chart import RateChart, rate_chart
 from services.common.domain.frontier_types import FrontierCounts, HostInfo
-from services.common.ports import FrontierState
+from services.common.ports import FrontierState, LinkGraph
 from services.scheduler.crawl_report import crawl_report
 
 HOSTS_SHOWN = 200
@@ -45,6 +45,7 @@ class Overview:
     hosts: list[HostRow]
     hosts_total: int
     report: dict[str, Any]
+    documents: int | None = None  # in the search index; None when it cannot be read
 
 
 def robots_rules(robots_txt: str | None) -> list[str]:
@@ -82,13 +83,16 @@ def _host_row(info: HostInfo, reported: dict[str, Any], now: float) -> HostRow:
     )  # fmt: skip
 
 
-def overview(state: FrontierState, now: float | None = None) -> Overview:
+def overview(
+    state: FrontierState, now: float | None = None, links: LinkGraph | None = None, documents: int | None = None
+) -> Overview:
     """Everything the console's page shows. The report reads every URL of the frontier
     (as `tansuo report` does): fine for an operator's page, not for a hot path."""
     now = time.time() if now is None else now
     counts = state.counts(now)
-    report = crawl_report(state)
+    report = crawl_report(state, links, documents)
     per_host = {row["host"]: row for row in report["hosts"]}
     hosts = [_host_row(info, per_host.get(info.host, {}), now) for info in state.hosts(limit=HOSTS_SHOWN)]
     chart = rate_chart(state.fetch_history(now - 3600), now)
-    return Overview(counts=counts, chart=chart, hosts=hosts, hosts_total=counts.hosts, report=report)
+    return Overview(counts=counts, chart=chart, hosts=hosts, hosts_total=counts.hosts, report=report,
+                    documents=documents)

@@ -13,12 +13,17 @@ from flask.typing import ResponseReturnValue
 
 from services.api import admin_session
 from services.api.admin_overview import overview
+from services.api.console_pages import logged_in, must_post_as_logged_in, refuse
+from services.api.console_words import zh
 from services.api.context import api_context
+from services.api.index_documents import index_documents
+from services.api.ui_messages import seed_error
 from services.common.config import Settings
 from services.scheduler import host_actions
-from services.scheduler.seed_submission import BadSeeds, seed_request, submit
+from services.scheduler.seed_submission import BadSeeds, PrivateSeed, seed_request, submit
 
 bp = Blueprint("admin", __name__)
+bp.add_app_template_filter(zh, "zh")
 
 # What a finished action says at the top of the page; anything else in ?done= is ignored.
 DONE_MESSAGES = {
@@ -37,23 +42,6 @@ def _settings() -> Settings:
     return api_context().settings
 
 
-def _refuse(code: int, message: str) -> ResponseReturnValue:
-    return render_template("admin_message.html", code=code, message=message), code
-
-
-def _logged_in() -> bool:
-    return admin_session.logged_in(_settings(), api_context().backends.frontier)
-
-
-def _guard() -> ResponseReturnValue | None:
-    """None for a logged-in session posting its own CSRF token; else the refusal."""
-    if not _logged_in():
-        return _refuse(403, "请先登录控制台。")
-    if not admin_session.csrf_ok(request.form.get("csrf", "")):
-        return _refuse(403, "表单已过期（CSRF 令牌不符），请刷新页面后重试。")
-    return None
-
-
 def _done_message() -> str:
     template = DONE_MESSAGES.get(request.args.get("done", ""))
     if template is None:
@@ -66,9 +54,10 @@ def console() -> ResponseReturnValue:
     """The console when logged in, else the login form."""
     if not _settings().api_token:
         return render_template("admin_login.html", disabled=True, error=""), 403
-    if not _logged_in():
+    if not logged_in():
         return render_template("admin_login.html", disabled=False, error="")
-    view = overview(api_context().backends.frontier)
+    backends = api_context().backends
+    view = overview(backends.frontier, links=backends.link_graph, documents=index_documents(backends.index))
     return render_template(
         "admin.html", view=view, csrf=admin_session.csrf_token(), message=_done_message(), actions=host_actions.ACTIONS
     )
@@ -103,7 +92,7 @@ def logout() -> ResponseReturnValue:
 @bp.post("/admin/seeds")
 def seeds() -> ResponseReturnValue:
     """Form fields ``urls`` and ``allow_domains``, separated by spaces, commas or lines."""
-    refused = _guard()
+    refused = must_post_as_logged_in()
     if refused is not None:
         return refused
     urls = request.form.get("urls", "").translate(_SPLIT).split()
@@ -112,7 +101,7 @@ def seeds() -> ResponseReturnValue:
         req = seed_request(urls, domains, source="console",
                            allow_private_networks=_settings().crawler_allow_private_networks)  # fmt: skip
     except BadSeeds as exc:
-        return _refuse(400, f"种子未提交：{exc}")
+        return refuse(403 if isinstance(exc, PrivateSeed) else 400, f"种子未提交：{seed_error(exc.code, exc.value)}")
     submit(api_context().backends.bus, req)
     return redirect(url_for("admin.console", done="seeds", n=len(req.urls)), code=303)
 
@@ -120,12 +109,12 @@ def seeds() -> ResponseReturnValue:
 @bp.post("/admin/hosts/<host>")
 def host_action(host: str) -> ResponseReturnValue:
     """Form field ``action``: pause, resume, recrawl or purge."""
-    refused = _guard()
+    refused = must_post_as_logged_in()
     if refused is not None:
         return refused
     action = request.form.get("action", "")
     if action not in host_actions.ACTIONS:
-        return _refuse(400, f"未知操作：{action[:40]!r}")
+        return refuse(400, f"未知操作：{action[:40]!r}")
     if action in CONFIRMED and request.form.get("confirm", "") != host:
         # Removing a host's pages cannot be undone: one click only asks, a second,
         # on a page of its own, does it.
@@ -134,5 +123,5 @@ def host_action(host: str) -> ResponseReturnValue:
     try:
         result = host_actions.run_action(backends.frontier, lambda: backends.bus, host, action)
     except host_actions.UnknownHost:
-        return _refuse(404, f"抓取队列中没有主机 {host!r}。")
+        return refuse(404, f"抓取队列中没有主机 {host!r}。")
     return redirect(url_for("admin.console", done=action, host=host, n=result.urls), code=303)

@@ -9,14 +9,21 @@ from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from services.analytics.click_links import ClickLinks
+from services.analytics.recorder import SearchAnalytics
 from services.api import (
     admin_session,
     admin_views,
+    analytics_views,
     api_docs,
+    cache_views,
     client_address,
+    dictionary_views,
     frontier_api,
     health,
     host_actions_api,
+    host_settings_views,
+    query_encoding,
     report_api,
     request_ids,
     search_api,
@@ -27,6 +34,8 @@ from services.api import (
 )
 from services.api.auth_failures import FailureLimit
 from services.api.context import EXTENSION, ApiContext
+from services.api.error_pages import http_error_response
+from services.api.ui_messages import http_error as ui_http_error
 from services.common import analysis
 from services.common.bootstrap import Backends
 from services.common.config import Settings
@@ -35,6 +44,7 @@ from services.common.ports import SearchIndex
 from services.common.runtime.health_server import Readiness
 from services.common.runtime.metrics import ERRORS
 from services.common.runtime.readiness_cache import CachedReadiness
+from services.dictionaries.sync import DictionarySync
 from services.search.search_service import SearchService
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
@@ -66,6 +76,12 @@ def create_app(
         sites=SiteChoices(index),
         readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),
         auth_failures=FailureLimit(cfg.api_auth_failures_per_minute),
+        # Search analytics and the operator's dictionaries: written and read in the
+        # background, so a search never waits for their store (services/analytics/,
+        # services/dictionaries/).
+        analytics=SearchAnalytics(cfg, lambda: backends.search_log).start(),
+        click_links=ClickLinks(lambda: backends.search_log.click_key()),
+        dictionaries=DictionarySync(cfg, lambda: backends.dictionaries).start(block=False),
     )
     app.register_blueprint(search_api.bp, url_prefix="/api")
     app.register_blueprint(frontier_api.bp, url_prefix="/api")
@@ -75,10 +91,15 @@ def create_app(
     app.register_blueprint(api_docs.bp, url_prefix="/api")
     app.register_blueprint(web_ui.bp)
     app.register_blueprint(admin_views.bp)
+    app.register_blueprint(analytics_views.bp)
+    app.register_blueprint(dictionary_views.bp)
+    app.register_blueprint(host_settings_views.bp)
+    app.register_blueprint(cache_views.bp)
     admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
     client_address.init_app(app, cfg)
+    query_encoding.init_app(app)
     search_rate_limit.init_app(app, cfg)
     security_headers.init_app(app)
     _register_error_handlers(app)
@@ -98,10 +119,7 @@ def _register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> ResponseReturnValue:
-        code = exc.code or 500
-        if _wants_json():
-            return jsonify(error=exc.description or exc.name), code
-        return render_template("error.html", code=code, message=exc.description), code
+        return http_error_response(exc, _wants_json())
 
     @app.errorhandler(BackendUnavailable)
     def backend_unavailable(exc: BackendUnavailable) -> ResponseReturnValue:
@@ -110,7 +128,7 @@ def _register_error_handlers(app: Flask) -> None:
         message = "the search backend is not reachable right now; try again shortly"
         if _wants_json():
             return jsonify(error=message), 503
-        return render_template("error.html", code=503, message=message), 503
+        return render_template("error.html", code=503, message=ui_http_error(503)), 503
 
     @app.errorhandler(Exception)
     def unexpected_error(exc: Exception) -> ResponseReturnValue:
@@ -119,4 +137,4 @@ def _register_error_handlers(app: Flask) -> None:
         message = "internal error: the search backend failed; try again shortly"
         if _wants_json():
             return jsonify(error=message), 500
-        return render_template("error.html", code=InternalServerError.code, message=message), 500
+        return render_template("error.html", code=InternalServerError.code, message=ui_http_error(500)), 500

@@ -11,10 +11,13 @@ from dataclasses import dataclass
 
 from flask import current_app
 
+from services.analytics.click_links import ClickLinks
+from services.analytics.recorder import SearchAnalytics
 from services.api.auth_failures import FailureLimit
 from services.common.bootstrap import Backends
 from services.common.config import Settings
 from services.common.runtime.readiness_cache import CachedReadiness
+from services.dictionaries.sync import DictionarySync
 from services.search.search_service import SearchService
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
@@ -30,6 +33,9 @@ class ApiContext:
     suggest: SuggestService
     sites: SiteChoices
     readiness: CachedReadiness
+    analytics: SearchAnalytics
+    click_links: ClickLinks
+    dictionaries: DictionarySync
     auth_failures: FailureLimit  # wrong tokens per client address, for 429 (auth_failures.py)
 
 

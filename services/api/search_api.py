@@ -6,6 +6,8 @@ from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from services.api.context import api_context
+from services.api.result_links import with_links
+from services.api.site_param import checked_site
 from services.search.search_service import BadQuery
 from services.search.suggest_service import MAX_PREFIX_CHARS
 
@@ -14,20 +16,24 @@ bp = Blueprint("search_api", __name__)
 
 @bp.get("/search")
 def search() -> ResponseReturnValue:
-    """``GET /api/search?q=&page=&size=&site=``: one page of results; 400 with
-    ``{"error": ...}`` for bad parameters."""
-    service = api_context().search
+    """``GET /api/search?q=&page=&size=&site=&sort=&as_typed=``: one page of results
+    (with ``as_typed=1``, no spelling correction); 400 with ``{"error": ...}`` for bad
+    parameters."""
+    ctx = api_context()
     args = request.args
     try:
-        result = service.search(
+        result = ctx.search.search(
             args.get("q", ""),
             page=args.get("page", "1"),
             size=args.get("size", "10"),
-            site=args.get("site", ""),
+            site=checked_site(args.get("site", "")),
+            sort=args.get("sort", "relevance"),
+            as_typed=args.get("as_typed", ""),
         )
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400
-    return jsonify(result)
+    ctx.analytics.searched(result["query"], result["total"], result["page"], result["took_ms"], "api", result["sort"])
+    return jsonify(with_links(result, result["query"], ctx.click_links if ctx.analytics.enabled else None))
 
 
 @bp.get("/suggest")

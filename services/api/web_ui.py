@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
+from typing import Any
 
 from flask import Blueprint, render_template, request
 from flask.typing import ResponseReturnValue
 
 from services.api.context import api_context
+from services.api.result_links import with_links
+from services.api.site_param import checked_site
+from services.api.ui_messages import query_error
 from services.common.ports import SearchIndex
 from services.search.search_service import BadQuery
 from services.search.site_choices import SELECT_LIMIT
@@ -42,18 +47,36 @@ def index() -> ResponseReturnValue:
     ctx = api_context()
     service, search_index, choices = ctx.search, ctx.backends.index, ctx.sites
     q = request.args.get("q", "").strip()
-    site = request.args.get("site", "").strip().lower()
+    site = request.args.get("site", "")
     page = request.args.get("page", "1")
+    # Anything but "date" is the default order: a hand-edited link still gets results.
+    sort = "date" if request.args.get("sort", "") == "date" else "relevance"
     sites = choices.sites()
     context = {"q": q, "site": site, "sites": sites, "list_sites": len(sites) <= SELECT_LIMIT, "result": None,
-               "error": "", "pages": []}  # fmt: skip
-    if not q:
-        return render_template("search.html", pages_indexed=_count(search_index), **context)
+               "error": "", "pages": [], "sort": sort}  # fmt: skip
     try:
-        result = service.search(q, page=page, size=PAGE_SIZE, site=site)
+        site = checked_site(site)
+        if not q:
+            if "page" in request.args:  # a page number alone must still be one (the schema's minimum: 1)
+                service.validate("-", page, PAGE_SIZE, site)
+            return render_template("search.html", pages_indexed=_count(search_index), **context)
+        result = service.search(q, page=page, size=PAGE_SIZE, site=site, sort=sort,
+                                as_typed=request.args.get("as_typed", ""))
     except BadQuery as exc:
-        context["error"] = str(exc)
+        context["error"] = query_error(str(exc))
         return render_template("search.html", **context), 400
+    ctx.analytics.searched(q, result["total"], result["page"], result["took_ms"], "web", sort)
+    result = with_links(result, q, ctx.click_links if ctx.analytics.enabled else None)
+    offset = ctx.settings.analytics_utc_offset_hours
+    result["results"] = [{**r, "date_text": local_date(r.get("date"), offset)} for r in result["results"]]
     context["result"] = result
     context["pages"] = page_numbers(result["page"], result["pages"])
     return render_template("search.html", **context)
+
+
+def local_date(iso: Any, utc_offset_hours: float) -> str:
+    """A result's ISO date as the day it was there (YYYY-MM-DD), "" when unknown."""
+    if not iso:
+        return ""
+    zone = datetime.timezone(datetime.timedelta(hours=utc_offset_hours))
+    return datetime.datetime.fromisoformat(str(iso)).astimezone(zone).date().isoformat()

@@ -7,10 +7,13 @@ import html
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.cli.api_servers import api_server
+from services.cli.plurals import counted
+from services.cli.stop_signals import restore_stop_signals
 from services.common.bootstrap import Backends
 from services.common.config import Settings
 
@@ -20,9 +23,11 @@ if TYPE_CHECKING:  # the crawl and the site server import Scrapy and more: only 
 from services.common.errors import BadInput
 
 EXIT_INTERRUPTED = 130
+EXIT_SEEDS_UNREACHABLE = 1  # the crawl ran and reached none of its seeds
 # From this many documents a crawl's index has segments enough for a merge to pay
 # (at 100,000 pages, 24 segments; SearchService p50 4.7 -> 3.8 ms merged).
 MERGE_HINT_DOCUMENTS = 50_000
+FIRST_COMMIT_POLL_S = 0.5  # how often `tansuo serve` looks for the index a running crawl has yet to commit
 
 
 class CommandError(BadInput):
@@ -50,12 +55,16 @@ def _run_crawl(crawl: EmbeddedCrawl, progress: bool) -> int:
     from services.cli.progress_view import ProgressView
 
     try:
-        with ProgressView(enabled=progress) as view:
+        with ProgressView(enabled=progress, log_every_s=crawl.cfg.embedded_progress_log_interval_s) as view:
             summary = crawl.run(on_tick=view.tick)
             view.tick(crawl)
     finally:
         crawl.close()
     print_summary(summary, crawl.cfg.data_dir)
+    if summary.finished and summary.seeds_unreachable:
+        print(f"no seed could be fetched: check the URLs and that the sites answer "
+              f"(tansuo report --data {crawl.cfg.data_dir} says why)", file=sys.stderr)  # fmt: skip
+        return EXIT_SEEDS_UNREACHABLE
     return 0 if summary.finished else EXIT_INTERRUPTED
 
 
@@ -134,33 +143,22 @@ def report(backends: Backends, args: argparse.Namespace) -> int:
 
     if not cfg.state and not (cfg.data_dir / "frontier.sqlite3").exists():
         raise CommandError(f"no crawl in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
-    result = crawl_report(backends.frontier)
+    from services.cli.report_view import print_report
+
+    result = crawl_report(backends.frontier, backends.link_graph, _documents(backends))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
-    _print_report(result, args.hosts)
+    print_report(result, args.hosts)
     return 0
 
 
-def _print_report(result: dict, hosts: int) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    def pairs(counts: dict) -> str:
-        return ", ".join(f"{name} {n}" for name, n in counts.items()) or "-"
-
-    console = Console()
-    t = result["totals"]
-    console.print(
-        f"{t['hosts']} hosts: fetched [bold]{t['fetched']}[/], queued {t['queued']}, in flight {t['in_flight']}, "
-        f"given up {t['hosts_given_up']}; skipped: {pairs(t['skipped'])}; failed: {pairs(t['failed'])}; "
-        f"limits hit: {pairs(t['limits'])}"
-    )
-    table = Table("host", "fetched (by status)", "skipped", "failed", "limits hit", "given up", title="per host")
-    for row in result["hosts"][:hosts]:
-        table.add_row(row["host"], f"{row['fetched']} ({pairs(row['by_status'])})", pairs(row["skipped"]),
-                      pairs(row["failed"]), pairs(row["limits"]), row["given_up"] or "-")  # fmt: skip
-    console.print(table)
+def _documents(backends: Backends) -> int | None:
+    """Documents in the index, if it can be read (an embedded one may not exist yet)."""
+    cfg = backends.settings
+    if not cfg.index and not (cfg.data_dir / "index").exists():
+        return None
+    return backends.index.count()
 
 
 def seed(backends: Backends, args: argparse.Namespace) -> int:
@@ -200,7 +198,8 @@ def _print_results(result: dict) -> None:
     from rich.markup import escape
 
     console = Console()
-    console.print(f"[bold]{result['total']}[/] results for [bold]{escape(result['query'])}[/] ({result['took_ms']} ms)")
+    console.print(f"[bold]{counted(result['total'], 'result')}[/] for [bold]{escape(result['query'])}[/] "
+                  f"({result['took_ms']} ms)")  # fmt: skip
     for n, hit in enumerate(result["results"], start=(result["page"] - 1) * result["size"] + 1):
         # The snippet is escaped HTML with <em> marks: back to text, marks kept for rich.
         snippet = escape(html.unescape(hit["snippet"].replace("<em>", "\x01").replace("</em>", "\x02")))
@@ -213,15 +212,31 @@ def serve(backends: Backends, args: argparse.Namespace) -> int:
     process per core by default); each worker opens the index read-only, so a crawl in
     another process may go on writing and every worker sees its commits."""
     cfg = backends.settings
-    if not (cfg.data_dir / "index").exists():
-        raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
+    _wait_for_first_commit(cfg.data_dir)
     cfg = _local_metrics(cfg)
     print(
         f"Tansuo search UI on http://{cfg.api_host}:{cfg.api_port}/  "
-        f"({api_server('ui_workers')(cfg)} worker processes; Ctrl-C to stop)",
+        f"({counted(api_server('ui_workers')(cfg), 'worker process', 'worker processes')}; Ctrl-C to stop)",
         file=sys.stderr,
     )
     return int(api_server("serve_ui")(cfg))
+
+
+def _wait_for_first_commit(data_dir: Path) -> None:
+    """Return once ``data_dir`` holds an index. A crawl that has not yet committed its
+    first pages is waited for (serving beside a crawl is allowed); with no crawl
+    running, a missing index is the user's mistake and said at once."""
+    from services.cli.data_dir import crawl_holder
+
+    said = False
+    while not (data_dir / "index").exists():
+        holder = crawl_holder(data_dir)
+        if holder is None:
+            raise CommandError(f"no index in {data_dir}: run `tansuo crawl ... --data {data_dir}` first")
+        if not said:
+            print(f"waiting for the first pages {holder} commits to {data_dir}", file=sys.stderr)
+            said = True
+        time.sleep(FIRST_COMMIT_POLL_S)
 
 
 def _local_metrics(cfg: Settings) -> Settings:
@@ -255,6 +270,7 @@ def run(backends: Backends, args: argparse.Namespace) -> int:
         status = _run_crawl(crawl, progress=not args.no_progress)
         if status != 0:
             return status
+        restore_stop_signals()  # Scrapy's handlers outlive its crawl
         print("crawl done; still serving (Ctrl-C to stop)", file=sys.stderr)
         threading.Event().wait()
     except KeyboardInterrupt:

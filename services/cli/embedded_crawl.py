@@ -11,12 +11,13 @@ TANSUO_EMBEDDED_PROCESSES=1 they run as threads of this process instead
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from services.cli.index_process import IndexProcess, IndexProcessDied
 from services.cli.indexing_result import Finished
@@ -28,6 +29,7 @@ from services.common.bootstrap import (
 )
 from services.common.config import Settings
 from services.common.domain.messages import (
+    TOPIC_DOCUMENTS,
     TOPIC_FETCHES,
     TOPIC_INDEXED,
     TOPIC_LINKS,
@@ -41,6 +43,9 @@ from services.scheduler.frontier_metrics import MeteredFrontierState
 from services.scheduler.lease_check import lease_checker
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
+
+if TYPE_CHECKING:
+    from services.extractor.extractor import Extractor
 
 log = logging.getLogger(__name__)
 # How long a resumed crawl gives the jobs a killed run left on the bus to come back
@@ -57,6 +62,7 @@ _GROUPS = {
     TOPIC_LINKS: ("scheduler", "ranker"),
     TOPIC_REMOVALS: ("indexer",),
     TOPIC_INDEXED: ("ranker",),
+    TOPIC_DOCUMENTS: ("extractor",),
 }
 
 
@@ -81,6 +87,9 @@ class CrawlSummary:
     documents: int
     pagerank_nodes: int
     given_up: list[tuple[str, str]] = field(default_factory=list)  # (host, why) unreachable this pass
+    # Every seed of this run went unanswered (no connection, DNS, timeouts): a crawl of
+    # nothing, which exits non-zero.
+    seeds_unreachable: bool = False
 
 
 class Indexing(Protocol):
@@ -119,6 +128,7 @@ class EmbeddedCrawl:
         self.scheduler = Scheduler(self.frontier, self.bus, continuous=continuous)
         self.continuous = continuous
         self.worker = CrawlerWorker(cfg, self.bus, build_page_store(cfg), lease_check=lease_checker(self.frontier.state))
+        self.extractor = _extractor(cfg) if cfg.documents_enabled else None
         self._stop = threading.Event()
         self._finished = threading.Event()
         self._started = time.monotonic()
@@ -131,7 +141,7 @@ class EmbeddedCrawl:
             fetched=counts.fetched,
             queued=counts.queued,
             in_flight=counts.leased,
-            errors=counts.failed + self.worker.stats.errors,
+            errors=counts.errors,
             indexed=self._indexing.indexed if self._indexing is not None else 0,
             elapsed_s=time.monotonic() - self._started,
         )
@@ -171,9 +181,11 @@ class EmbeddedCrawl:
 
     def close(self) -> None:
         """Stop the indexing side if the crawl did not finish it (an error, a second
-        Ctrl-C): no index process outlives the command."""
+        Ctrl-C): no index process outlives the command, nor an extraction worker."""
         if self._indexing is not None:
             self._indexing.close()
+        if self.extractor is not None:
+            self.extractor.close()
 
     def run(self, on_tick: Callable[[EmbeddedCrawl], None] | None = None) -> CrawlSummary:
         if not self.seeds and self.frontier.finished():
@@ -183,6 +195,11 @@ class EmbeddedCrawl:
             threading.Thread(target=self._loop, args=(self.scheduler.step,), name="scheduler", daemon=True),
             threading.Thread(target=self._watch, args=(on_tick,), name="watch", daemon=True),
         ]
+        if self.extractor is not None:
+            extractor = self.extractor
+            # Its worker processes extract; this thread only waits on their pipes and the bus.
+            threads.append(threading.Thread(target=self._loop, args=(lambda: extractor.step(0.05),),
+                                            name="extractor", daemon=True))  # fmt: skip
         for t in threads:
             t.start()
         try:
@@ -225,6 +242,8 @@ class EmbeddedCrawl:
                 not self.continuous
                 and self.scheduler.idle()
                 and self.bus.pending(TOPIC_FETCHES, "crawler") == 0
+                # A document's extracted event is committed after it is published.
+                and (self.extractor is None or self.bus.pending(TOPIC_DOCUMENTS, "extractor") == 0)
             )
             quiet = quiet + 1 if done else 0
             if quiet >= 2:
@@ -249,13 +268,26 @@ class EmbeddedCrawl:
         finished = self._finish_indexing()
         self.bus.compact()  # type: ignore[attr-defined]
         self.close()  # while the bus was compacted, the index process closed its writer
+        self.frontier.record_max_pages_cut()
+        progress = self.progress()
         return CrawlSummary(
             finished=self._finished.is_set(),
-            progress=self.progress(),
+            progress=dataclasses.replace(progress, indexed=finished.documents),
             documents=finished.documents,
             pagerank_nodes=finished.nodes,
             given_up=self.frontier.given_up_hosts(),
+            seeds_unreachable=self._seeds_unreachable(),
         )
+
+    def _seeds_unreachable(self) -> bool:
+        """Whether this run had seeds and none of them got an answer."""
+        if not self.seeds:
+            return False
+        for url in self.seeds:
+            info = self.frontier.state.url_info(url)
+            if info is None or info.state not in ("failed", "done") or (info.state == "done" and info.status):
+                return False
+        return True
 
     def _finish_indexing(self) -> Finished:
         """Drain through the indexing side; if the index process died, here instead
@@ -271,3 +303,12 @@ class EmbeddedCrawl:
         side = IndexSide(self.cfg, build_bus(self.cfg), build_search_index(self.cfg))
         self.index = side.index
         return side.finish()
+
+
+def _extractor(cfg: Settings) -> Extractor:
+    """The document extractor, on a bus connection of its own, and its worker processes
+    (each started when its first document comes)."""
+    from services.extractor.extraction_pool import ExtractionPool
+    from services.extractor.extractor import Extractor
+
+    return Extractor(cfg, build_bus(cfg), ExtractionPool(cfg))

@@ -47,8 +47,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     p.add_argument("--misses", type=Path, metavar="FILE", help="write Tansuo's misses (relevant URL not first) as TSV")
     p.add_argument("--generate", type=Path, metavar="OUT.tsv",
-                   help="write a known-item query set (title, title-words, body-quote) for the index and stop; - = stdout")
+                   help="write a known-item query set (see --types) for the index and stop; - = stdout")
     p.add_argument("--seed", type=int, default=1, help="random seed of --generate (default 1)")
+    p.add_argument("--types", default="", metavar="T,T",
+                   help="--generate: the query types to write, comma-separated, or 'all' (default: title, title-words, "
+                        "body-quote; also typo-title, typo-line, pinyin, regional, quoted, quoted-across)")
     p.add_argument("--sample-pages", type=int, default=0, metavar="N", help="--generate: sample N pages (default: all)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
@@ -92,16 +95,21 @@ def _load_corpus(index: SearchIndex, progress: bool) -> list[CorpusDoc]:
 
 
 def _generate(backends: Backends, args: argparse.Namespace) -> int:
+    from services.cli.commands import CommandError
     from services.evaluation.corpus import corpus_reader
-    from services.evaluation.generate import generate
+    from services.evaluation.generate import ALL_TYPES, TYPES, generate
     from services.evaluation.judgments import format_judgments
 
     index = _open_index(backends, args, needed=True)
     assert index is not None  # needed=True raised otherwise
     pages = index.count()
+    types = ALL_TYPES if args.types == "all" else tuple(t.strip() for t in args.types.split(",") if t.strip()) or TYPES
+    unknown = sorted(set(types) - set(ALL_TYPES))
+    if unknown:
+        raise CommandError(f"--types: unknown {', '.join(unknown)}; known: {', '.join(ALL_TYPES)}, or all")
     # Passes over the index instead of a copy of it in memory.
     judgments = generate(corpus_reader(index, _tick if not args.no_progress else None), seed=args.seed,
-                         max_pages=args.sample_pages)  # fmt: skip
+                         max_pages=args.sample_pages, types=types)  # fmt: skip
     counts = {t: sum(1 for j in judgments if j.qtype == t) for t in dict.fromkeys(j.qtype for j in judgments)}
     header = [f"tansuo eval --generate: known-item queries, seed {args.seed}, {pages} indexed pages",
               "counts: " + ", ".join(f"{t} {n}" for t, n in counts.items())]

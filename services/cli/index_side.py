@@ -11,9 +11,11 @@ from __future__ import annotations
 import threading
 
 from services.cli.indexing_result import Finished
-from services.common.bootstrap import build_link_graph
+from services.common.bootstrap import build_dictionary_store, build_link_graph
 from services.common.config import Settings
 from services.common.ports import Bus, SearchIndex
+from services.dictionaries.reanalysis import Reanalysis
+from services.dictionaries.sync import DictionarySync
 from services.indexer.indexer import Indexer
 from services.ranker.ranker import Ranker
 
@@ -28,7 +30,11 @@ class IndexSide:
 
     def __init__(self, cfg: Settings, bus: Bus, index: SearchIndex) -> None:
         self.index = index
-        self.indexer = Indexer(cfg, bus, index)
+        # The operator's dictionaries, loaded before the first page is analysed.
+        store = build_dictionary_store(cfg)
+        self.dictionaries = DictionarySync(cfg, lambda: store).start()
+        self.reanalysis = Reanalysis(cfg, store, index, self.dictionaries)
+        self.indexer = Indexer(cfg, bus, index, count_documents=True)
         self.ranker = Ranker(cfg, bus, build_link_graph(cfg), index)
         self._stop = threading.Event()
         self._threads = [
@@ -43,11 +49,19 @@ class IndexSide:
                 name="ranker",
                 daemon=True,
             ),
+            threading.Thread(target=self._reanalyse, name="reanalysis", daemon=True),
         ]
+
+    def _reanalyse(self) -> None:
+        while not self._stop.wait(0.5):
+            if self.reanalysis.due():
+                self.reanalysis.step()
 
     @property
     def indexed(self) -> int:
-        return self.indexer.indexed
+        """Documents in the index after the last commit (not upserts: a page indexed
+        again, or a copy replaced by a better URL, is one document)."""
+        return self.indexer.documents
 
     def start(self) -> None:
         for t in self._threads:
@@ -65,6 +79,7 @@ class IndexSide:
     def stop(self) -> None:
         """End both loops; the indexer commits what it holds (its loop flushes on stop)."""
         self._stop.set()
+        self.dictionaries.stop()
         for t in self._threads:
             if t.is_alive():
                 t.join(timeout=120)

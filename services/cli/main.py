@@ -26,8 +26,10 @@ from services.cli import (
     eval_command,
     host_command,
     merge_command,
+    preflight,
     service_commands,
 )
+from services.cli.failure_lines import failure_line, version
 from services.common.bootstrap import Backends
 from services.common.config import Settings
 from services.common.errors import BadInput
@@ -43,12 +45,15 @@ SERVICE_COMMANDS = {
     "crawler": (service_commands.crawler, "run a crawler worker: fetch the jobs the scheduler hands out"),
     "indexer": (service_commands.indexer, "run the indexer service: page events into the search index"),
     "ranker": (service_commands.ranker, "run the ranker service: link graph, PageRank, anchor text"),
+    "extractor": (service_commands.extractor, "run a document extractor: PDF, Office and WPS files into page events"),
     "api": (service_commands.api, "run the search API and web UI service (gunicorn)"),
 }
 LOG_FORMATS = ("text", "json")
 # Commands that only read the index, so that they run beside a crawl writing it.
-READ_ONLY_INDEX = frozenset({"search", "eval"})
+READ_ONLY_INDEX = frozenset({"search", "eval", "report"})
 WORKERS_HELP = "server worker processes (TANSUO_API_WORKERS; default 0 = one per core)"
+PRIVATE_SEEDS_HELP = ("accept seeds on loopback and private addresses in the console and POST /api/seeds "
+                      "(an intranet; TANSUO_CRAWLER_ALLOW_PRIVATE_NETWORKS)")
 # Client libraries that log every request at INFO and every internal retry with a
 # traceback: the services log each backend failure once, in one line, themselves.
 _CHATTY_LOGGERS = {"elastic_transport": logging.WARNING, "elastic_transport.transport": logging.ERROR,
@@ -92,6 +97,7 @@ def _crawl_options(p: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tansuo", description="Tansuo (探索): search engine for Chinese-language sites")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    parser.add_argument("--version", action="version", version=f"tansuo {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     crawl = sub.add_parser("crawl", help="crawl, index and rank sites until the frontier is empty")
@@ -110,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--workers", type=int, help=WORKERS_HELP)
+    serve.add_argument("--allow-private-networks", action="store_true", help=PRIVATE_SEEDS_HELP)
 
     run = sub.add_parser("run", help="crawl and serve at once")
     _crawl_options(run)
@@ -153,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
             service.add_argument("--host", help="address to listen on (TANSUO_API_HOST, default 127.0.0.1)")
             service.add_argument("--port", type=int, help="port to listen on (TANSUO_API_PORT, default 8080)")
             service.add_argument("--workers", type=int, help=WORKERS_HELP)
+            service.add_argument("--allow-private-networks", action="store_true", help=PRIVATE_SEEDS_HELP)
     return parser
 
 
@@ -224,17 +232,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         _setup_logging(args.command, args.verbose)
-        backends = Backends(_settings(args), read_only_index=args.command in READ_ONLY_INDEX)
+        settings = _settings(args)
+        preflight.check(args.command, args, settings)
+        if args.command == "serve":
+            preflight.print_note(preflight.crawl_note(settings))
+        backends = Backends(settings, read_only_index=args.command in READ_ONLY_INDEX)
         try:
             return handlers[args.command](backends, args)
         finally:
             backends.close()
     except (BadInput, ValueError) as exc:
         print(f"tansuo {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return getattr(exc, "exit_status", EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # no traceback reaches a user: one line, the traceback with -v
+        line, status = failure_line(exc, args.verbose)
+        print(f"tansuo {args.command}: error: {line}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`tansuo scheduler|crawler|indexer|ranker|api`: each service as its own process.
+"""`tansuo scheduler|crawler|extractor|indexer|ranker|api`: each service as its own process.
 
 Every one has the same shape (services/common/runtime/service_runtime.py): adapters from
 bootstrap, health endpoints, a loop until SIGTERM, then a drain. Backends come from
@@ -16,12 +16,14 @@ from services.cli.api_servers import api_server
 from services.common.bootstrap import (
     Backends,
     build_bus,
+    build_dictionary_store,
     build_frontier_state,
     build_link_graph,
     build_page_store,
     build_search_index,
 )
 from services.common.domain.messages import (
+    TOPIC_DOCUMENTS,
     TOPIC_FETCHES,
     TOPIC_INDEXED,
     TOPIC_LINKS,
@@ -92,6 +94,8 @@ def scheduler(backends: Backends, args: argparse.Namespace) -> int:
 def indexer(backends: Backends, args: argparse.Namespace) -> int:
     """Page events in, documents out; on stop, commit the batch held."""
     cfg = backends.settings
+    from services.dictionaries.reanalysis import Reanalysis
+    from services.dictionaries.sync import DictionarySync
     from services.indexer.indexer import GROUP, Indexer
 
     rt = ServiceRuntime(cfg, "indexer", backends=("bus", "index"))
@@ -99,14 +103,24 @@ def indexer(backends: Backends, args: argparse.Namespace) -> int:
     def open_body() -> LoopBody:
         bus = rt.connect("bus", lambda: build_bus(cfg))
         index = rt.connect("index", lambda: build_search_index(cfg))
+        store = build_dictionary_store(cfg)
+        # The operator's dictionaries, loaded before the first page; the reanalysis job
+        # after a change of user words runs in this loop, a batch every few seconds.
+        sync = DictionarySync(cfg, lambda: store).start()
+        reanalysis = Reanalysis(cfg, store, index, sync)
         ix = Indexer(cfg, bus, index)
+
+        def step() -> None:
+            ix.step(POLL_TIMEOUT_S)
+            if reanalysis.due():
+                reanalysis.step()
 
         def drain() -> None:
             ix.flush()
             log.info("indexer drained: %s indexed, %s duplicates, %s deleted", ix.indexed, ix.duplicates, ix.deleted)
 
         return LoopBody(
-            step=lambda: ix.step(POLL_TIMEOUT_S),
+            step=step,
             drain=drain,
             refresh=consumer_lag(bus, GROUP, (TOPIC_PAGES, TOPIC_REMOVALS)),
         )
@@ -115,9 +129,39 @@ def indexer(backends: Backends, args: argparse.Namespace) -> int:
         return rt.supervise(open_body)
 
 
+def extractor(backends: Backends, args: argparse.Namespace) -> int:
+    """Documents fetched in, their text out as page events, ``documents_workers`` at a
+    time in worker processes; on stop, the batch in hand is finished and committed."""
+    cfg = backends.settings
+    from services.extractor.extraction_pool import ExtractionPool
+    from services.extractor.extractor import GROUP, Extractor
+
+    rt = ServiceRuntime(cfg, "extractor", backends=("bus", "store"))
+    pool = ExtractionPool(cfg)
+
+    def open_body() -> LoopBody:
+        bus = rt.connect("bus", lambda: build_bus(cfg))
+        # The workers read documents from the store themselves; this checks it answers.
+        rt.connect("store", lambda: build_page_store(cfg))
+        ex = Extractor(cfg, bus, pool)
+
+        def step() -> None:
+            with rt.heartbeat.busy():  # one document may take up to documents_timeout_s
+                ex.step(POLL_TIMEOUT_S)
+
+        return LoopBody(step=step, refresh=consumer_lag(bus, GROUP, (TOPIC_DOCUMENTS,)))
+
+    try:
+        with rt:
+            return rt.supervise(open_body)
+    finally:
+        pool.close()
+
+
 def ranker(backends: Backends, args: argparse.Namespace) -> int:
     """Links in, PageRank out every ``ranker_interval_s``; on stop, rank once more if needed."""
     cfg = backends.settings
+    from services.dictionaries.sync import DictionarySync
     from services.ranker.ranker import GROUP, Ranker
 
     rt = ServiceRuntime(cfg, "ranker", backends=("bus", "graph", "index"))
@@ -126,6 +170,8 @@ def ranker(backends: Backends, args: argparse.Namespace) -> int:
         bus = rt.connect("bus", lambda: build_bus(cfg))
         graph = rt.connect("graph", lambda: build_link_graph(cfg))
         index = rt.connect("index", lambda: build_search_index(cfg))
+        store = build_dictionary_store(cfg)
+        DictionarySync(cfg, lambda: store).start()  # anchors are split as page text is
         rk = Ranker(cfg, bus, graph, index)
 
         def step() -> None:

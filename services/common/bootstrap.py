@@ -15,16 +15,26 @@ from urllib.parse import urlsplit
 
 from services.common.config import Settings
 from services.common.errors import ConfigError
-from services.common.ports import Bus, FrontierState, LinkGraph, PageStore, SearchIndex
+from services.common.ports import (
+    Bus,
+    DictionaryStore,
+    FrontierState,
+    LinkGraph,
+    PageStore,
+    SearchIndex,
+    SearchLog,
+)
 
 __all__ = [
     "Backends",
     "ConfigError",
     "build_bus",
+    "build_dictionary_store",
     "build_frontier_state",
     "build_link_graph",
     "build_page_store",
     "build_search_index",
+    "build_search_log",
     "embedded_index",
 ]
 
@@ -48,7 +58,7 @@ def build_bus(cfg: Settings) -> Bus:
             return KafkaBus.from_url(cfg.bus, cfg)
         except ValueError as exc:
             raise ConfigError(f"TANSUO_BUS: {exc}") from exc
-    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_BUS: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def build_page_store(cfg: Settings) -> PageStore:
@@ -64,7 +74,7 @@ def build_page_store(cfg: Settings) -> PageStore:
             return S3PageStore.from_url(cfg.store, cfg)
         except ValueError as exc:
             raise ConfigError(f"TANSUO_STORE: {exc}") from exc
-    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_STORE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def embedded_index(cfg: Settings) -> bool:
@@ -84,12 +94,16 @@ def build_search_index(cfg: Settings, read_only: bool = False) -> SearchIndex:
         from services.common.adapters.elasticsearch.search_index import (
             ElasticsearchSearchIndex,
         )
+        from services.common.runtime.metrics import INDEX_REQUESTS
+
+        def count(endpoint: str) -> None:
+            INDEX_REQUESTS.labels(endpoint=endpoint).inc()
 
         try:
-            return ElasticsearchSearchIndex.from_url(cfg.index, cfg, read_only=read_only)
+            return ElasticsearchSearchIndex.from_url(cfg.index, cfg, read_only=read_only, count_request=count)
         except ValueError as exc:  # a malformed TANSUO_INDEX
             raise ConfigError(f"TANSUO_INDEX: {exc}") from exc
-    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_INDEX: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def build_link_graph(cfg: Settings) -> LinkGraph:
@@ -102,7 +116,7 @@ def build_link_graph(cfg: Settings) -> LinkGraph:
         from services.common.adapters.redis.link_graph import RedisLinkGraph
 
         return RedisLinkGraph.from_url(cfg.state)
-    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
 
 
 def build_frontier_state(cfg: Settings) -> FrontierState:
@@ -123,6 +137,39 @@ def build_frontier_state(cfg: Settings) -> FrontierState:
             return RedisFrontierState.from_url(cfg.state, shards=cfg.bus_partitions)
         except FrontierLayoutError as exc:
             raise ConfigError(f"TANSUO_STATE: {exc}") from exc
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (docs/architecture.md: empty for embedded)")
+
+
+_REDIS_SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster")
+
+
+def build_search_log(cfg: Settings) -> SearchLog:
+    """Search analytics live where the crawl state does (TANSUO_STATE)."""
+    scheme = _scheme(cfg.state)
+    limits = {"retention_days": cfg.analytics_retention_days, "recent_limit": cfg.analytics_recent_searches,
+              "max_queries_per_day": cfg.analytics_max_queries_per_day}  # fmt: skip
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.sqlite.search_log import SqliteSearchLog
+
+        return SqliteSearchLog(cfg.data_dir / "search_log.sqlite3", **limits)
+    if scheme in _REDIS_SCHEMES:
+        from services.common.adapters.redis.search_log import RedisSearchLog
+
+        return RedisSearchLog.from_url(cfg.state, **limits)
+    raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
+
+
+def build_dictionary_store(cfg: Settings) -> DictionaryStore:
+    """The operator's dictionaries live where the crawl state does (TANSUO_STATE)."""
+    scheme = _scheme(cfg.state)
+    if scheme in ("", "sqlite"):
+        from services.common.adapters.sqlite.dictionaries import SqliteDictionaryStore
+
+        return SqliteDictionaryStore(cfg.data_dir / "dictionaries.sqlite3")
+    if scheme in _REDIS_SCHEMES:
+        from services.common.adapters.redis.dictionaries import RedisDictionaryStore
+
+        return RedisDictionaryStore.from_url(cfg.state)
     raise ConfigError(f"TANSUO_STATE: unknown scheme {scheme!r} (see README: empty for embedded)")
 
 
@@ -167,6 +214,14 @@ class Backends:
     @property
     def link_graph(self) -> LinkGraph:
         return self._get("link_graph", lambda: build_link_graph(self.settings))
+
+    @property
+    def search_log(self) -> SearchLog:
+        return self._get("search_log", lambda: build_search_log(self.settings))
+
+    @property
+    def dictionaries(self) -> DictionaryStore:
+        return self._get("dictionaries", lambda: build_dictionary_store(self.settings))
 
     def close(self) -> None:
         """Close every adapter built here, newest first; given ones stay open."""

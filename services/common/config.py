@@ -114,6 +114,30 @@ class Settings(BaseSettings):
     crawler_max_anchor_chars: int = Field(default=256, ge=16)
     crawler_max_outlinks: int = Field(default=5000, ge=1)  # links published per page
 
+    # --- documents (PDF, Office, WPS, RTF, text: services/extractor/, docs/documents.md)
+    # Off: a document is stored but not extracted or indexed, as before issue 35.
+    documents_enabled: bool = True
+    # A document's own size cap, above the page cap: a response declared as a document
+    # type (or as octet-stream) may be this large; an HTML page stays at the page cap.
+    documents_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
+    documents_max_pages: int = Field(default=2000, ge=1)  # pages, slides or sheets read
+    documents_max_chars: int = Field(default=500_000, ge=1000)  # text kept (the bus caps a message at 3 MiB too)
+    # The parts of an OOXML/ODF package read, inflated: a ZIP bomb is refused by this.
+    documents_max_unzipped_bytes: int = Field(default=200 * 1024 * 1024, ge=1024 * 1024)
+    # One document's extraction; past it the worker process is killed (a parser that
+    # loops must not hold a slot for ever) and the document reported as "timeout".
+    documents_timeout_s: float = Field(default=120.0, gt=0)
+    # Extraction worker processes (embedded mode: beside the crawl; `tansuo extractor`:
+    # per pod). They run at a lower priority (nice) than the crawl.
+    documents_workers: int = Field(default=1, ge=1)
+    documents_worker_nice: int = Field(default=10, ge=0, le=19)
+    # Address space of a worker; a document that needs more is reported "too_large".
+    documents_worker_memory_mb: int = Field(default=1536, ge=256)
+    # OCR of PDF pages with no text layer, with Tesseract's Chinese models: slow, so off.
+    documents_ocr: bool = False
+    documents_ocr_languages: str = "chi_sim+chi_tra+eng"
+    documents_ocr_dpi: int = Field(default=200, ge=72, le=600)
+
     # --- search index backend (Elasticsearch)
     index_shards: int = Field(default=1, ge=1)  # primaries of a new concrete index
     index_replicas: int = Field(default=1, ge=0)  # 0 on a single-node cluster
@@ -142,6 +166,8 @@ class Settings(BaseSettings):
     # a page committing every second, 2.56 every 5 s (bench/indexing/commit_cost.py). One second
     # keeps pages searchable as they are fetched; a heavy crawl may trade that away.
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
+    # Also the most events the indexer takes in one poll; it takes fewer while the index
+    # answers slowly (services/indexer/poll_size.py).
     indexer_batch_size: int = Field(default=1000, ge=1)
     # While no process has searched the index for this long (Elasticsearch's
     # index.search.idle.after, 30 s), the indexer commits every idle interval instead:
@@ -190,12 +216,29 @@ class Settings(BaseSettings):
     # saves the term-statistics call of each query. docs/ranking.md has the figures.
     search_field_idf_cap: float = Field(default=3.0, ge=0)
     search_synonym_weight: float = Field(default=0.8, ge=0)  # another name of a query word
+    search_regional_weight: float = Field(default=1.0, ge=0)  # its other region's name (列印 for 打印)
+    # A nickname (excel, ppt, word) only adds score, at this weight: it steers towards
+    # its module's pages, which rarely name it.
+    search_nickname_weight: float = Field(default=0.5, ge=0)
     search_gram_boost: float = 0.5
     # Only a query of up to this many wanted clauses matches its words by their bigrams
     # too: in a longer one a page matches by a share of the words anyway, and the words'
     # bigram phrases were the costliest part of a long query (docs/ranking.md).
     search_word_grams_up_to: int = Field(default=4, ge=0)
     search_gram_phrase_boost: float = 4.0
+    # Typos (docs/ranking.md, "Forgiving search"): the free text's bigrams as terms, in
+    # any order, weigh this much beside the title and body gram boosts, as score for a
+    # run of at least search_typo_min_grams bigrams, and, when the exact query finds no
+    # page, or fewer than search_typo_few and one of its words is on no page, to
+    # select pages holding all but search_typo_chars characters' worth of them.
+    search_typo_gram_weight: float = Field(default=0.3, ge=0)
+    search_typo_part_boost: float = Field(default=8.0, ge=0)  # each third of a long run, verbatim (bodies at half)
+    search_typo_min_grams: int = Field(default=4, ge=1)
+    search_typo_few: int = Field(default=10, ge=0)
+    search_typo_chars: int = Field(default=1, ge=0)
+    # A one-word query (2-4 Han characters) is checked for a typo that is itself a word
+    # (建康 for 健康) only when fewer than this share of the pages hold it.
+    search_typo_rare_share: float = Field(default=0.005, ge=0, le=1)
     search_title_grams_boost: float = 3.0
     search_body_grams_boost: float = 1.0
     search_pagerank_weight: float = 1.5
@@ -215,6 +258,25 @@ class Settings(BaseSettings):
     # a page of 7,000 characters, so 2,048 cost some 30 MB per API worker.
     search_doc_cache_entries: int = Field(default=2048, ge=0)
 
+    # --- the operator's dictionaries (docs/dictionaries.md): edited in the console and
+    # stored with the crawl state; a file's entries add to them (one entry a line, UTF-8).
+    analysis_user_words_file: Path | None = None  # words the segmenter keeps whole
+    analysis_synonyms_file: Path | None = None  # synonym rules: "a, b, c" or "a => b, c"
+    analysis_stop_words_file: Path | None = None  # words a query never requires
+    # How often every process looks for a changed dictionary (one small read).
+    analysis_refresh_s: float = Field(default=5.0, gt=0)
+    # An indexer that owns the reanalysis job and is silent this long loses it to another.
+    analysis_reanalysis_stale_s: float = Field(default=120.0, gt=0)
+
+    # --- search analytics (docs/search-analytics.md): every search and click of the web
+    # UI and the API, counted per day; no client address is stored.
+    analytics_enabled: bool = True
+    analytics_retention_days: int = Field(default=90, ge=1, le=3660)
+    analytics_recent_searches: int = Field(default=10_000, ge=0)  # single searches kept, newest
+    analytics_max_queries_per_day: int = Field(default=10_000, ge=10)  # distinct, most searched kept
+    # Days start at midnight of this offset from UTC (8: China, Hong Kong, Taiwan, Singapore).
+    analytics_utc_offset_hours: float = Field(default=8.0, ge=-12, le=14)
+
     # --- periodic jobs (Celery in cluster mode); an interval of 0 turns a job off.
     # PageRank is no Celery job: the ranker service schedules it (ranker_interval_s).
     tasks_broker: str = ""  # redis://…; empty = the Redis of TANSUO_STATE
@@ -231,6 +293,9 @@ class Settings(BaseSettings):
     # this often keeps it to a few seconds of the crawl. Without it a continuous crawl,
     # which never ends, grew its bus file without bound (every page event, ~10 KB a page).
     embedded_bus_compact_interval_s: float = Field(default=5.0, gt=0)
+    # A progress line this often while a crawl runs with its output not on a terminal
+    # (a file, a pipe, a service's log), where the live progress bar draws nothing.
+    embedded_progress_log_interval_s: float = Field(default=10.0, gt=0)
 
     # --- every worker service: /livez, /readyz, /metrics
     health_port: int = Field(default=9102, ge=0, le=65535)  # 0 = any free port
@@ -333,6 +398,14 @@ class Settings(BaseSettings):
             )
         return value
 
+    @field_validator("analysis_user_words_file", "analysis_synonyms_file", "analysis_stop_words_file")
+    @classmethod
+    def _readable_file(cls, value: Path | None) -> Path | None:
+        # A dictionary file that is missing fails at start-up, not as a silent empty list.
+        if value is not None and not value.is_file():
+            raise ValueError(f"no such file: {value}")
+        return value
+
     @field_validator("api_rate_limit_exempt", "api_trusted_proxies")
     @classmethod
     def _valid_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -350,6 +423,18 @@ class Settings(BaseSettings):
                 f"TANSUO_API_TOKEN: at least {MIN_TOKEN_CHARS} characters needed, got {len(value)} "
                 "(make one with: openssl rand -hex 20)"
             )
+        return value
+
+    @field_validator("frontier_include_patterns", "frontier_exclude_patterns")
+    @classmethod
+    def _valid_regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        import re
+
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:  # at start-up, not mid-crawl on the first link
+                raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
         return value
 
     @field_validator("search_field_idf_cap")

@@ -3,6 +3,13 @@
 Each port is a Protocol so that an adapter (or a test fake) needs no base class.
 The docstrings are contracts that every adapter keeps; the contract tests in
 ``tests/contract/`` run the same checks against each adapter.
+
+Errors (services/common/errors.py), the same for every port: a backend that cannot be
+reached now raises ``BackendUnavailable`` (each adapter's own subclass names the
+backend), so callers retry; a backend that refuses a request raises ``BackendError``;
+a malformed backend URL raises ``ConfigError`` when the adapter is built.
+``SearchIndex`` adds ``IndexUnavailable`` (closed, opened read-only, gone) and
+``IndexWriterBusy`` (a single-writer index another process writes).
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from services.common.domain.dictionaries import EditedText, ReanalysisJob
 from services.common.domain.documents import (
     IndexDoc,
     LinkFields,
@@ -26,6 +34,8 @@ from services.common.domain.frontier_types import (
     UrlInfo,
     UrlUpdate,
 )
+from services.common.domain.host_settings import HostSettings
+from services.common.domain.search_analytics import ClickEvent, DayReport, DayTotals, SearchEvent
 from services.common.domain.search_types import SearchHits, SearchQuery
 
 if TYPE_CHECKING:  # numpy, which they hold, is not needed by every process that names a port
@@ -102,9 +112,13 @@ class SearchIndex(Protocol):
 
     - ``upsert`` replaces the document with the same URL and keeps its link fields
       (pagerank, anchors), which only ``set_link_fields`` changes.
-    - Writes become visible to ``search`` and durable after ``commit``.
+    - Writes take effect in the order they were made, and become visible to
+      ``search`` and durable after ``commit``; an adapter may hold them until then
+      (Elasticsearch sends them as bulk requests), so a write may raise only there.
     - Scores: BM25 over the fields with the configured boosts, plus the phrase boost,
       plus the saturating rank feature ``weight * rank / (rank + pivot)``.
+    - ``SearchQuery.sort == "date"`` orders the same matches by ``modified_at`` (the
+      page's date), newest first, equal dates by URL; documents without one come last.
     """
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None: ...
@@ -114,7 +128,18 @@ class SearchIndex(Protocol):
     def commit(self) -> None: ...
 
     def url_for_hash(self, content_hash: str) -> str | None:
-        """URL of a committed document with this content hash, if any."""
+        """URL of a committed document with this content hash, if any: the smallest,
+        when several hold it."""
+
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        """``url_for_hash`` of each hash at once: the hashes committed documents hold,
+        each mapped to the URL ``url_for_hash`` answers; the others ("" too) left out.
+        A remote backend answers in one request (per thousand hashes), so that the
+        indexer's duplicate checks cost a round trip a batch, not a page."""
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        """``fetched_at`` of each committed document among ``urls``; URLs not indexed
+        are left out. One request where the backend is remote."""
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         """Committed documents sharing at least one LSH band term with this MinHash
@@ -143,9 +168,8 @@ class SearchIndex(Protocol):
         caches key on it."""
 
     def get(self, url: str) -> IndexDoc | None:
-        """The committed document as written, but for ``own_text``, which only a backend
-        that builds a page's tokens again from its text keeps (tantivy); the other
-        answers None."""
+        """The committed document as written (``own_text`` included since both backends
+        keep it: tantivy to build a page's bigrams again, both for a reanalysis)."""
 
     def count(self) -> int: ...
 
@@ -286,9 +310,17 @@ class FrontierState(Protocol):
         """Domains submitted with seeds to a running crawl; kept across restarts."""
     def scope_domains(self) -> list[str]: ...
     def bump(self, name: str, by: int = 1) -> None: ...
-    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
-        """(host, state, note, status, number of URLs) over every URL: what a crawl did
-        and did not do, for the crawl report. Reads every URL; not for a hot path."""
+    def url_breakdown(self) -> list[tuple[str, str, str, str, int | None, int]]:
+        """(host, kind, state, note, status, number of URLs) over every URL: what a crawl
+        did and did not do, for the crawl report. Reads every URL; not for a hot path."""
+    def attention_urls(self, limit: int) -> list[UrlInfo]:
+        """The URLs ``frontier_types.needs_attention`` picks (failed, answered 4xx/5xx or
+        nothing, fetched but not indexable), ordered by host then URL, at most ``limit``
+        (negative: all). Reads every URL; for the crawl report."""
+    def note_fetched(self, url: str, note: str) -> bool:
+        """Set the note of a fetched (done) URL, for what happened after its fetch (a
+        document the extractor skipped: ``document:<reason>``); False if the URL is not
+        done. Its state, schedule and lease are unchanged."""
     def counters(self) -> dict[str, int]:
         """Every ``bump`` counter by name (``fetched``, ``errors``, ``limit:<name>``...)."""
     def counts(self, now: float) -> FrontierCounts: ...
@@ -305,5 +337,90 @@ class FrontierState(Protocol):
     def fetch_history(self, since: float) -> list[tuple[float, int]]:
         """(minute start, pages fetched in that minute) for the minutes from ``since``
         that had any, oldest first; kept for the last 24 hours."""
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        """The operator's crawl settings of a host (which need not be known yet);
+        None removes them. Kept across restarts; the last write wins."""
+    def host_settings(self) -> dict[str, HostSettings]:
+        """Every host's crawl settings, by host: small (one entry per configured host),
+        so schedulers read it whole and keep it for a few seconds."""
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        """The host's URLs excluded with exactly this note (``robots``: its robots.txt
+        said no; ``host_settings``: the operator's rules did)."""
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        """Each URL still excluded with exactly this note is queued again, due at
+        ``now``, its note and failures cleared; returns how many. The seen-set and the
+        host budget are unchanged: they were admitted before."""
     def ping(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class SearchLog(Protocol):
+    """Searches and result clicks, for search analytics (the console, the API).
+
+    - ``record`` adds a batch in one round trip. Delivery is at most once: a batch lost
+      with a dying process is lost (analytics, not accounting).
+    - Figures are kept per day (``SearchEvent.day``): a day's totals, each query's
+      searches, zero-hit searches, clicks and last result count, and clicks per URL.
+    - Bounded: days more than ``retention_days`` before the newest recorded day are
+      dropped, a day keeps at most ``max_queries_per_day`` distinct queries (the least
+      searched go first) and as many URLs, and the log of single searches holds the
+      newest ``recent_limit``.
+    - No client address or any other trace of who searched is stored.
+    """
+
+    def record(self, searches: Sequence[SearchEvent], clicks: Sequence[ClickEvent]) -> None: ...
+
+    def days(self) -> list[DayTotals]:
+        """Every kept day's totals, newest first."""
+
+    def day(self, day: str, top: int = 50) -> DayReport:
+        """One day's totals and its ``top`` queries, zero-hit queries and clicked URLs
+        (most first; ties at the cut broken either way). An unknown day is all zeros."""
+
+    def recent(self, limit: int = 100) -> list[SearchEvent]:
+        """The newest single searches, newest first."""
+
+    def click_key(self) -> bytes:
+        """A random secret made on first use and then the same for every process of the
+        deployment: it signs the click links of results pages."""
+
+    def ping(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class DictionaryStore(Protocol):
+    """The operator's dictionaries (``services.common.domain.dictionaries.NAMES``) as
+    edited texts, shared by every process that analyses text, and the reanalysis job.
+
+    - ``version`` changes with every ``save`` and ``remove``: readers poll it, cheaply,
+      and load the texts only when it moved.
+    - A dictionary never saved (or removed) is absent from ``load``: its shipped
+      defaults apply.
+    - The job calls are atomic: of indexers racing, one claims the job; an update from
+      an owner that lost it (to a new request, or to a take-over) changes nothing.
+    """
+
+    def version(self) -> str: ...
+
+    def load(self) -> dict[str, EditedText]: ...
+
+    def save(self, name: str, text: str, now: float) -> None: ...
+
+    def remove(self, name: str) -> None: ...
+
+    def request_reanalysis(self, now: float, user_words: str) -> ReanalysisJob:
+        """A new pending job, replacing any earlier one (finished or not)."""
+
+    def reanalysis(self) -> ReanalysisJob | None: ...
+
+    def claim_reanalysis(self, owner: str, now: float, stale_s: float) -> ReanalysisJob | None:
+        """The job, now owned by ``owner``, if it is pending, already ``owner``'s, or
+        running under an owner silent for ``stale_s``; else None."""
+
+    def update_reanalysis(self, job: ReanalysisJob) -> bool:
+        """Write ``job`` if it is still the current job and its owner still owns it."""
+
+    def ping(self) -> None: ...
+
     def close(self) -> None: ...

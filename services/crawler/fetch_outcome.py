@@ -6,6 +6,7 @@ which fields a PageEvent carries can be tested without a server.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -31,9 +32,14 @@ from services.crawler.message_caps import (
     cap_robots,
     chunk_sitemap,
 )
+from services.crawler.robots_directives import header_robots
 from services.crawler.sitemap_parse import sitemap_batch
+from services.extractor.document_types import document_family
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# A document larger than this is hashed (and stored) on a thread, not the reactor's:
+# a 100 MB file's SHA-1 and write held up every fetch for a fraction of a second.
+LARGE_BODY_BYTES = 1024 * 1024
 _SNIFF_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
 _BINARY_MAGIC = (
     b"%PDF-", b"PK\x03\x04", b"PK\x05\x06", b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a",
@@ -45,14 +51,16 @@ _BINARY_MAGIC = (
 @dataclass(frozen=True)
 class FetchOutcome:
     """What the publisher does for one job: store ``page``, publish ``links`` and
-    ``more_links`` (if any) then ``event``, then commit ``message``. ``more_links`` holds
-    the further chunks of a sitemap too large for one message."""
+    ``more_links`` (if any) then ``event``, then ``document`` (to the extractor), then
+    commit ``message``. ``more_links`` holds the further chunks of a sitemap too large
+    for one message."""
 
     message: Message
     event: PageEvent
     links: LinkBatch | None = None
     page: StoredPage | None = None
     more_links: tuple[LinkBatch, ...] = ()
+    document: PageEvent | None = None  # a document's event, for extraction (documents.fetched)
 
 
 def outcome_from_error(job: FetchJob, message: Message, error: str) -> FetchOutcome:
@@ -68,13 +76,16 @@ def outcome_from_response(
     body: bytes,
     max_body_chars: int,
     caps: OutcomeCaps = DEFAULT_CAPS,
+    documents: bool = False,
 ) -> FetchOutcome:
-    """``headers`` is flat (one string per name); names are matched case-insensitively."""
+    """``headers`` is flat (one string per name); names are matched case-insensitively.
+    With ``documents``, a PDF, Office, WPS, RTF or text file goes to extraction."""
     fetched_at = time.time()
     lower = {k.lower(): v for k, v in headers.items()}
     event = _response_event(job, status, lower, body, fetched_at)
-    links = None
+    links: LinkBatch | None = None
     more: tuple[LinkBatch, ...] = ()
+    document: PageEvent | None = None
     if job.kind == "robots" and 200 <= status < 300:
         text, hits = cap_robots(_robots_text(body), caps)
         event = replace(event, robots_txt=text, limits=hits)
@@ -83,6 +94,11 @@ def outcome_from_response(
         links, *rest = chunk_sitemap(batch, caps)
         more = tuple(rest)
         event = replace(event, content_hash=digest)
+    elif job.kind == "page" and 200 <= status < 300 and documents and (
+        family := document_family(lower.get("content-type", ""), body[:16])
+    ):
+        event, links = _document_fields(job, event, lower, body, family)
+        document = event if not event.noindex else None
     elif job.kind == "page" and 200 <= status < 300:
         event, links = _html_fields(job, event, lower, body, max_body_chars, caps)
     elif job.kind == "page" and event.redirect_to:
@@ -91,7 +107,7 @@ def outcome_from_response(
     page = None
     if body:
         page = StoredPage(job.url, status, dict(headers), fetched_at, body, event.content_hash)
-    return FetchOutcome(message, event, links, page, more)
+    return FetchOutcome(message, event, links, page, more, document)
 
 
 def _base_event(job: FetchJob, fetched_at: float, **fields: object) -> PageEvent:
@@ -145,6 +161,30 @@ def _html_fields(
     indexed_as = document_url(job.url, event.canonical)
     return event, LinkBatch(source=job.url, depth=job.depth, links=links,
                             canonical=indexed_as if indexed_as != job.url else "")  # fmt: skip
+
+
+def _document_fields(
+    job: FetchJob, event: PageEvent, headers: Mapping[str, str], body: bytes, family: str
+) -> tuple[PageEvent, LinkBatch]:
+    """A document's event, with its family and the hash of its bytes, which decides
+    whether it changed (services/scheduler/recrawl_policy.py): its text comes later,
+    from the extractor. No parsing here: a 50 MB PDF must not hold up the reactor."""
+    noindex, nofollow = header_robots(headers)
+    digest = hashlib.sha1(body).hexdigest() if len(body) <= LARGE_BODY_BYTES else ""  # else see ``hashed``
+    event = replace(event, document=family, noindex=noindex, nofollow=nofollow, content_hash=digest)
+    # An empty link batch: the ranker learns from it that the document is a graph node,
+    # so it gets a PageRank and the anchor texts of the links to it.
+    return event, LinkBatch(source=job.url, depth=job.depth, links=[])
+
+
+def hashed(outcome: FetchOutcome) -> FetchOutcome:
+    """``outcome`` with the content hash of a large document, which ``_document_fields``
+    leaves to be computed here, on a thread of the publisher's."""
+    if outcome.document is None or outcome.event.content_hash or outcome.page is None:
+        return outcome
+    digest = hashlib.sha1(outcome.page.body).hexdigest()
+    event = replace(outcome.event, content_hash=digest)
+    return replace(outcome, event=event, document=event, page=replace(outcome.page, content_hash=digest))
 
 
 def mime_type(content_type: str) -> str:

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from services.common.domain.messages import TOPIC_LINKS, TOPIC_PAGES
+from services.common.domain.messages import TOPIC_DOCUMENTS, TOPIC_LINKS, TOPIC_PAGES
 from services.common.ports import Bus, Message, PageStore
 from services.common.runtime.json_logging import log_context
 from services.common.runtime.metrics import ERRORS
 from services.common.runtime.retry_backoff import describe
 from services.crawler.crawl_session import CONSUMER_GROUP, WorkerStats
-from services.crawler.fetch_outcome import FetchOutcome
+from services.crawler.fetch_outcome import LARGE_BODY_BYTES, FetchOutcome, hashed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -83,6 +83,10 @@ class PagePublisher:
         for chunk in outcome.more_links:
             self._bus.publish(TOPIC_LINKS, chunk.to_bytes(), key=event.host)
         self._bus.publish(TOPIC_PAGES, event.to_bytes(), key=event.host)
+        # After the event: the extractor's completed event follows it on pages.fetched
+        # (same key, same partition), so the scheduler sees the fetch finished first.
+        if outcome.document is not None:
+            self._bus.publish(TOPIC_DOCUMENTS, outcome.document.to_bytes(), key=event.host)
 
     def _failed(self, exc: BaseException) -> None:
         if not self._resend:
@@ -129,6 +133,13 @@ class PagePublisher:
         self._uncommitted.append(message)
 
 
+def _hash_and_store(publisher: PagePublisher, item: FetchOutcome) -> FetchOutcome:
+    """On a reactor pool thread: a large document's hash, then the page's bytes stored."""
+    item = hashed(item)
+    publisher.store(item)
+    return item
+
+
 class PublishPipeline:
     """Scrapy item pipeline: every item the spider yields is a FetchOutcome."""
 
@@ -144,14 +155,16 @@ class PublishPipeline:
         messages are sent from the reactor's: the put waits for the network (2 ms on
         loopback, more across a cluster), and the reactor fetches meanwhile. A local
         store's put is made here: handing each page to a thread made the embedded crawl
-        10% slower. Scrapy waits for every item before it closes the spider, so a stop
+        10% slower; but a body over LARGE_BODY_BYTES (a large document) is hashed and
+        written on the thread, where its SHA-1 and write do not hold up the fetches.
+        Scrapy waits for every item before it closes the spider, so a stop
         still publishes every page fetched."""
         session: CrawlSession = self._crawler.spider.session  # type: ignore[union-attr]
         publisher = session.publisher
         failed: Exception | None = None
         try:
-            if item.page is not None and publisher.store_is_remote:
-                await maybe_deferred_to_future(deferToThread(publisher.store, item))
+            if item.page is not None and (publisher.store_is_remote or len(item.page.body) > LARGE_BODY_BYTES):
+                item = await maybe_deferred_to_future(deferToThread(_hash_and_store, publisher, item))
             else:
                 publisher.store(item)
         except Exception as exc:

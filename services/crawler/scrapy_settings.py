@@ -31,11 +31,17 @@ _DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": 500,
     # Accept-Encoding, and DOWNLOAD_MAXSIZE applied to the decompressed body.
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 590,
+    # robots.txt read up to its own cap (RFC 9309 2.5), not refused at the page cap.
+    "services.crawler.robots_size.RobotsSizeMiddleware": 595,
     "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware": 750,
 }
 # Start requests only (the spider has none, but Scrapy expects it); with
 # HTTPERROR_ALLOW_ALL every status reaches the spider, as it did through HttpErrorMiddleware.
 _SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.start.StartSpiderMiddleware": 25}
+
+
+def _max_size(cfg: Settings) -> int:
+    return max(cfg.crawler_max_page_bytes, cfg.documents_max_bytes if cfg.documents_enabled else 0)
 
 
 def scrapy_settings(cfg: Settings) -> dict[str, Any]:
@@ -63,9 +69,11 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
         "DOWNLOAD_DELAY_JITTER": 0,
         # Only http(s): a job for file:// or s3:// must not read this machine's secrets.
         "DOWNLOAD_HANDLERS": {"data": None, "file": None, "ftp": None, "s3": None},
-        "DOWNLOAD_MAXSIZE": cfg.crawler_max_page_bytes,
+        # The larger cap; each response gets its own once its type is known (the spider's
+        # _size_cap): a document may be larger than a page.
+        "DOWNLOAD_MAXSIZE": _max_size(cfg),
         "DOWNLOAD_TIMEOUT": cfg.crawler_timeout_s,
-        "DOWNLOAD_WARNSIZE": cfg.crawler_max_page_bytes,
+        "DOWNLOAD_WARNSIZE": _max_size(cfg),
         "DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter",
         "EXTENSIONS_BASE": {},
         "HTTPCACHE_ENABLED": False,

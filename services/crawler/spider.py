@@ -12,7 +12,7 @@ from typing import Any, cast
 import scrapy
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import DontCloseSpider, StopDownload
 from scrapy.http import Headers, Response
 from twisted.python.failure import Failure
 
@@ -28,6 +28,8 @@ from services.crawler.fetch_outcome import (
     outcome_from_response,
 )
 from services.crawler.message_caps import OutcomeCaps
+from services.crawler.robots_size import ROBOTS_KIND
+from services.extractor.document_types import may_be_document
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ _JOB = "tansuo_job"
 _MESSAGE = "tansuo_message"
 _BYTES = "tansuo_bytes_seen"
 _HOPS = "tansuo_robots_hops"
+_CAP = "tansuo_size_cap"
+_TOO_LARGE = "tansuo_too_large"
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -45,12 +49,14 @@ class TansuoSpider(scrapy.Spider):
         super().__init__(**kwargs)
         self.session = session
         self._caps = OutcomeCaps.from_settings(session.cfg)
+        self._documents = session.cfg.documents_enabled
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> TansuoSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         crawler.signals.connect(spider._keep_alive, signal=signals.spider_idle)
         crawler.signals.connect(spider._count_bytes, signal=signals.bytes_received)
+        crawler.signals.connect(spider._size_cap, signal=signals.headers_received)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -75,7 +81,7 @@ class TansuoSpider(scrapy.Spider):
             # Recrawls fetch the same URL again; dedup is the scheduler's job.
             dont_filter=True,
             meta={_JOB: job, _MESSAGE: message, "dont_redirect": True, "dont_retry": True,
-                  "handle_httpstatus_all": True, "dont_merge_cookies": True},
+                  "handle_httpstatus_all": True, "dont_merge_cookies": True, ROBOTS_KIND: job.kind == "robots"},
         )
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[FetchOutcome | Request]:
@@ -92,7 +98,8 @@ class TansuoSpider(scrapy.Spider):
         with log_context(job_id=job.lease_id):
             try:
                 outcome = outcome_from_response(job, message, response.status, flat_headers(response.headers),
-                                                response.body, self.session.cfg.crawler_max_body_chars, self._caps)
+                                                response.body, self.session.cfg.crawler_max_body_chars, self._caps,
+                                                self._documents)  # fmt: skip
             except Exception:  # a parser bug must still report and release the job
                 logger.exception("could not parse %s", job.url)
                 ERRORS.labels(service="crawler", kind="parse_error").inc()
@@ -123,7 +130,9 @@ class TansuoSpider(scrapy.Spider):
     def on_error(self, failure: Failure) -> Iterator[FetchOutcome]:
         request = failure.request  # type: ignore[attr-defined]
         kind = error_kind(cast(BaseException, failure.value))  # an errback's failure always holds one
-        if kind == "cancelled" and request.meta.get(_BYTES, 0) > self.session.cfg.crawler_max_page_bytes:
+        if request.meta.get(_TOO_LARGE) or (
+            kind == "cancelled" and request.meta.get(_BYTES, 0) > self.session.cfg.crawler_max_page_bytes
+        ):
             kind = "too_large"
         yield outcome_from_error(request.meta[_JOB], request.meta[_MESSAGE], kind)
 
@@ -132,7 +141,28 @@ class TansuoSpider(scrapy.Spider):
         raise DontCloseSpider
 
     def _count_bytes(self, data: bytes, request: Request, **kwargs: Any) -> None:
-        request.meta[_BYTES] = request.meta.get(_BYTES, 0) + len(data)
+        seen = request.meta[_BYTES] = request.meta.get(_BYTES, 0) + len(data)
+        if request.meta.get(ROBOTS_KIND) and seen > self._caps.robots_bytes:
+            # What came is read (cut at a line end, cap_robots); the rest is ignored.
+            raise StopDownload(fail=False)
+        if seen > request.meta.get(_CAP, seen):
+            request.meta[_TOO_LARGE] = True
+            raise StopDownload(fail=True)
+
+    def _size_cap(self, headers: Headers, body_length: int, request: Request, **kwargs: Any) -> None:
+        """The response's own size cap, once its type is known: a document may grow to
+        ``documents_max_bytes``, anything else stops at the page cap. Scrapy's
+        DOWNLOAD_MAXSIZE is the larger of the two (scrapy_settings), and this cap also
+        bounds the body once decompressed (HttpCompressionMiddleware reads it from meta)."""
+        if request.meta.get(ROBOTS_KIND):
+            return  # read up to its own cap (robots_size.py), whatever the page cap
+        cfg = self.session.cfg
+        declared = _header_text(headers.get(b"Content-Type") or b"")
+        cap = cfg.documents_max_bytes if self._documents and may_be_document(declared) else cfg.crawler_max_page_bytes
+        request.meta[_CAP] = request.meta["download_maxsize"] = cap
+        if body_length and body_length > cap:
+            request.meta[_TOO_LARGE] = True
+            raise StopDownload(fail=True)
 
 
 def flat_headers(headers: Headers) -> dict[str, str]:

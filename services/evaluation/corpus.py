@@ -21,6 +21,11 @@ class CorpusDoc:
     title_tokens: tuple[str, ...]
     body_tokens: tuple[str, ...]  # headings and body
     rank: float  # PageRank x N (1.0 = average page), the index's rank feature
+    # The words the index holds for the page, run together (one line per field): what a
+    # quoted phrase can find. "" when unknown.
+    indexed: str = ""
+    filetype: str = ""  # a document's format (pdf, docx...); "" for an HTML page
+    link_text: str = ""  # the anchor text most links to it agree on
 
 
 class CorpusReader(Protocol):
@@ -67,7 +72,10 @@ def iter_corpus(
     for n, url in enumerate(urls, start=1):
         doc = index.get(url)
         if doc is not None:
-            body = "\n".join(part for part in (doc.headings, doc.body) if part)
+            # A page of links is indexed by its own text, not its link texts (its body
+            # shows them): what it "holds", for the queries and the baselines, is that.
+            own = doc.body if doc.own_text is None else doc.own_text
+            body = "\n".join(part for part in (doc.headings, own) if part)
             yield CorpusDoc(
                 url=doc.url,
                 title=doc.title,
@@ -76,6 +84,10 @@ def iter_corpus(
                 title_tokens=tuple(tokenize(doc.title)) if tokens else (),
                 body_tokens=tuple(tokenize(body)) if tokens else (),
                 rank=float(doc.rank),
+                indexed="\n".join("".join(tokens.split()) for tokens in
+                                  (doc.title_tokens, doc.headings_tokens, doc.body_tokens)),  # fmt: skip
+                filetype=doc.filetype,
+                link_text=doc.anchors.split(" | ", 1)[0].strip(),
             )
         if on_progress is not None and (n % 1000 == 0 or n == len(urls)):
             on_progress(n, len(urls))

@@ -8,7 +8,16 @@ For each page whose title no other page shares:
   title yields the same words.
 - ``body-quote``: 10 consecutive Han characters of its body that occur on no other
   page (title, headings or body): a pasted sentence fragment, which only that page can
-  answer.
+  answer. Only text the index holds is quoted: a page of links is indexed by its own
+  text, so its link texts (other pages' titles) are never quoted for it, and a span
+  is kept only if its words stand in the page's indexed words in that order.
+- ``link-text``: for a document (PDF, Office...), the text of the links to it, when no
+  other document is linked by the same text: the title a user knows a document by, which
+  is often not in the file at all. Documents take part in ``body-quote`` too, and in
+  ``title`` and ``title-words`` when they have a real title of their own.
+
+With ``types``, the query types of ``generate_forgiving`` too (a title or line with
+one wrong character, pinyin, the other region's word, quoted spans).
 
 Everything random comes from one seeded generator and pages are taken in URL order,
 so one seed over one index gives one file.
@@ -31,40 +40,65 @@ from services.evaluation.corpus import (
     count_tokens,
     sequence_reader,
 )
+from services.evaluation.generate_forgiving import FORGIVING_TYPES, char_counts, forgiving_queries
 from services.evaluation.judgments import Judgment
+from services.evaluation.tokens import tokenize
 
 QUOTE_CHARS = 10
 QUOTE_CANDIDATES = 6  # spans tried per page before giving up on a unique one
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _HAN_RUN = re.compile(f"[{_HAN}]{{{QUOTE_CHARS},}}")
-TYPES = ("title", "title-words", "body-quote")
+TYPES = ("title", "title-words", "body-quote", "link-text")
+ALL_TYPES = TYPES + FORGIVING_TYPES
 
 
-def generate(docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0) -> list[Judgment]:
-    """Judged known-item queries, grouped by type; ``max_pages`` > 0 samples that many
-    pages (seeded) for large sites."""
+def generate(
+    docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0, types: Sequence[str] = TYPES
+) -> list[Judgment]:
+    """Judged known-item queries of ``types`` (``ALL_TYPES``), grouped by type;
+    ``max_pages`` > 0 samples that many pages (seeded) for large sites."""
+    unknown = set(types) - set(ALL_TYPES)
+    if unknown:
+        raise ValueError(f"unknown query type(s): {', '.join(sorted(unknown))}; known: {', '.join(ALL_TYPES)}")
     read = sequence_reader(docs) if isinstance(docs, Sequence) else docs
     rng = random.Random(seed)
     titles: Counter[str] = Counter()
     df: dict[str, int] = {}
     listed: list[tuple[str, str]] = []  # (URL, title) of every page, in reading order
+    links: Counter[str] = Counter()
+    linked: list[tuple[str, str]] = []  # (URL, link text) of every document
+    forgiving = [t for t in types if t in FORGIVING_TYPES]
+    chars: Counter[str] = Counter()
     for d in read():
         title = _norm_title(d.title)
         titles[title] += 1
         listed.append((d.url, title))
         count_tokens(d, df)
-    urls = [url for url, title in listed if title and titles[title] == 1]
+        if d.filetype and d.link_text:
+            text = _norm_title(d.link_text)
+            links[text] += 1
+            linked.append((d.url, text))
+        if forgiving:
+            chars.update(char_counts([d]))
+    documents = {url: text for url, text in linked if links[text] == 1}
+    urls = [url for url, title in listed if (title and titles[title] == 1) or url in documents]
     sampled = bool(max_pages) and len(urls) > max_pages
     if sampled:
         urls = rng.sample(urls, max_pages)
-    del listed, titles
+    del listed
     pages = list(read(only=set(urls)))
     if sampled:
         pages.sort(key=lambda d: d.url)
-    out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in pages]
-    out.extend(_title_word_queries(pages, df, rng))
-    out.extend(_body_quotes(read, pages, rng))
-    return out
+    titled = [d for d in pages if d.title and titles[_norm_title(d.title)] == 1]
+    out = [Judgment("title", _norm_title(d.title), (d.url,)) for d in titled]
+    out.extend(_title_word_queries(titled, df, rng))
+    quotes = _body_quotes(read, pages, rng)
+    out.extend(quotes)
+    out.extend(Judgment("link-text", documents[d.url], (d.url,)) for d in pages if d.url in documents)
+    if forgiving:
+        spans = {j.relevant[0]: j.query for j in quotes}
+        out.extend(forgiving_queries(titled, spans, read, chars, rng))
+    return [j for j in out if j.qtype in types]
 
 
 def _title_word_queries(pages: Sequence[CorpusDoc], df: dict[str, int], rng: random.Random) -> list[Judgment]:
@@ -93,7 +127,7 @@ def _title_words(doc: CorpusDoc, df: dict[str, int], rng: random.Random) -> str:
 def _body_quotes(read: CorpusReader, pages: Sequence[CorpusDoc], rng: random.Random) -> list[Judgment]:
     candidates: dict[str, list[str]] = {}  # url -> spans to try, in order
     for d in pages:
-        spans = _spans(d.body)
+        spans = [s for s in _spans(d.body) if _indexed(s, d)]
         if spans:
             candidates[d.url] = rng.sample(spans, min(QUOTE_CANDIDATES, len(spans)))
     holders = _holders({s for spans in candidates.values() for s in spans}, read(tokens=False))
@@ -104,6 +138,11 @@ def _body_quotes(read: CorpusReader, pages: Sequence[CorpusDoc], rng: random.Ran
                 out.append(Judgment("body-quote", span, (d.url,)))
                 break
     return out
+
+
+def _indexed(span: str, doc: CorpusDoc) -> bool:
+    """Whether the index holds ``span``'s words in a row for ``doc`` (unknown: yes)."""
+    return not doc.indexed or "".join(tokenize(span)) in doc.indexed
 
 
 def _spans(text: str) -> list[str]:

@@ -331,6 +331,10 @@ class Ranker:
         if tokens is None:
             if self._segment is None:
                 self._segment = _default_segment()
+                from services.common.analysis.words import on_user_words_changed
+
+                # The operator's user words split anchors otherwise from now on.
+                on_user_words_changed(lambda: self._tokens_cache.clear())
             tokens = self._tokens_cache[text] = " ".join(self._segment(text))
         return tokens
 

@@ -32,6 +32,8 @@ from services.common.domain.messages import (
 from services.common.domain.url_canonical import BadUrl, canonicalize, host_of
 from services.common.ports import FrontierState
 from services.common.runtime.metrics import LIMIT_HITS
+from services.scheduler.host_settings import NOTE as HOST_SETTINGS_NOTE
+from services.scheduler.host_settings import HostSettingsView, host_delay
 from services.scheduler.recrawl_policy import (
     failure_interval,
     given_up_interval,
@@ -62,6 +64,33 @@ _GONE = (401, 403, 404, 410, 451)
 _ERROR_LIMITS = {"too_large": "page_size", "timeout": "wall_time"}
 # Scope reasons that are choices of the operator, not limits a crawl ran into.
 _NOT_LIMITS = frozenset({"off_domain", "not_included", "excluded_pattern"})
+_GIVEN_UP = "given up: "
+
+
+def counts_as_error(event: PageEvent, update: UrlUpdate) -> bool:
+    """The one definition of a crawl's "errors" (the ``errors`` counter, which the
+    progress line, the last line, `tansuo report` and the console all show): a page
+    whose fetch ended, after its retries, in a 4xx or 5xx answer or in no answer. A
+    retry still to come, robots.txt and sitemaps are not counted."""
+    if event.kind != "page" or update.state not in ("done", "failed"):
+        return False
+    return update.state == "failed" or not event.status or event.status >= 400
+
+
+def outcome_note(event: PageEvent) -> str:
+    """What the frontier notes about a URL's answer; the crawl report reads it. A file
+    that is not HTML is noted with its type (``not_html:application/pdf``)."""
+    if event.error == "not_html" and event.content_type:
+        return f"not_html:{event.content_type}"
+    if event.error:
+        return event.error
+    if event.redirect_to:
+        return "redirect"
+    if event.status == 304:
+        return "not_modified"
+    if event.noindex and 200 <= event.status < 300:
+        return "noindex"
+    return ""
 
 
 class Frontier:
@@ -80,6 +109,32 @@ class Frontier:
         self.robots = RobotsRules(cfg.crawler_user_agent)
         self.limits = UrlLimits.from_settings(cfg)
         self._expiry_due: dict[frozenset[int] | None, float] = {}
+        # Operators' per-host settings (services/scheduler/host_settings.py): the scope
+        # widened by their allowed domains is remade when they or the scope change.
+        self.host_settings = HostSettingsView(state)
+        self._widened: tuple[Scope, int, Scope] | None = None  # (scope, settings version, widened)
+
+    def _scope(self) -> Scope:
+        """The crawl's scope plus every domain some host's settings allow."""
+        domains = self.host_settings.allowed_domains()  # refreshes the version first
+        widened = self._widened
+        if widened is None or widened[0] is not self.scope or widened[1] != self.host_settings.version:
+            widened = self._widened = (self.scope, self.host_settings.version, self.scope.with_domains(domains))
+        return widened[2]
+
+    def rejects(self, url: str) -> str:
+        """Why a canonical URL is out of the crawl (scope, then its host's settings), or ""."""
+        settings = self.host_settings.of(host_of(url))
+        if settings is None:
+            return self._scope().rejects(url)
+        # A host's include rules stand instead of the crawl-wide ones; excludes add up.
+        return self._scope().rejects(url, check_include=not settings.include) or settings.rejects(url)
+
+    def _max_depth(self, host: str) -> int | None:
+        settings = self.host_settings.of(host)
+        if settings is not None and settings.max_depth is not None:
+            return settings.max_depth
+        return self.cfg.frontier_max_depth
 
     # --- admitting URLs ---------------------------------------------------------------
 
@@ -92,7 +147,7 @@ class Frontier:
             except BadUrl:
                 log.warning("ignoring seed that is not an http(s) URL: %s", raw)
                 continue
-            reason = self.scope.rejects(url)
+            reason = self.rejects(url)
             if reason:
                 log.warning("seed %s is out of scope (%s)", url, reason)
                 continue
@@ -116,10 +171,22 @@ class Frontier:
         if batch.kind == "redirect":
             return 0  # for the link graph: the target was admitted from the page event, as a hop
         depth = batch.depth + 1
-        if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
-            self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))
-            return 0
-        return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
+        if not self.host_settings.any_depth():
+            if self.cfg.frontier_max_depth is not None and depth > self.cfg.frontier_max_depth:
+                self.count_limits(Counter({"max_depth": len(batch.links)}), host_of(batch.source))
+                return 0
+            return len(self._admit([(url, depth) for url in self._in_scope(link.url for link in batch.links)]))
+        # Some host has a depth of its own: each link is held to its own host's.
+        kept, cut = [], Counter[str]()
+        for url in self._in_scope(link.url for link in batch.links):
+            limit = self._max_depth(host_of(url))
+            if limit is not None and depth > limit:
+                cut[host_of(url)] += 1
+            else:
+                kept.append((url, depth))
+        for host, n in cut.items():
+            self.count_limits(Counter({"max_depth": n}), host)
+        return len(self._admit(kept))
 
     def _in_scope(self, urls: Iterable[str]) -> list[str]:
         """Canonical URLs in scope and within the trap limits; limit hits are counted."""
@@ -130,7 +197,7 @@ class Frontier:
                 url = canonicalize(raw)
             except BadUrl:
                 continue
-            reason = self.scope.rejects(url) or self.limits.exceeded(url)
+            reason = self.rejects(url) or self.limits.exceeded(url)
             if not reason:
                 kept.append(url)
             elif reason not in _NOT_LIMITS:
@@ -183,14 +250,31 @@ class Frontier:
                 records.append(NewUrl(url, host, depth, state="excluded", note="robots", kind=kind))
             else:
                 records.append(NewUrl(url, host, depth, kind=kind))
-        return self.state.add_urls(records, self.clock(), self.cfg.frontier_host_page_budget)
+        now = self.clock()
+        added = self.state.add_urls(records, now, self.cfg.frontier_host_page_budget)
+        self._park_for_failed_robots(added, hosts, now)
+        return added
+
+    def _park_for_failed_robots(self, added: list[NewUrl], hosts: dict[str, HostInfo], now: float) -> None:
+        """New URLs of a host given up over its robots.txt wait with its other URLs,
+        failed until the host's retry time: queued, each would claim the host's
+        robots.txt again at once, a request a link while links keep coming."""
+        waiting: dict[str, list[str]] = {}
+        for u in added:
+            info = hosts[u.host]
+            if info.robots_state == "failed" and info.robots_retry_at > now:
+                waiting.setdefault(u.host, []).append(u.url)
+        for host, urls in waiting.items():
+            info = hosts[host]
+            reason = info.block_reason.removeprefix(f"{_GIVEN_UP}robots.txt ") or "robots"
+            self.state.drop_queued(urls, "failed", f"failed: host_unavailable:{reason}", due_at=info.robots_retry_at)
 
     def _hosts(self, schemes: dict[str, str]) -> dict[str, HostInfo]:
         """Each host named (with the scheme of its first URL), new ones ensured."""
         infos = self.state.get_hosts(list(schemes))
         missing = [host for host in schemes if host not in infos]
         for host in missing:
-            self.state.ensure_host(host, schemes[host], self.cfg.frontier_host_delay_s)
+            self.state.ensure_host(host, schemes[host], host_delay(self.cfg, self.host_settings.of(host)))
         if missing:
             infos.update(self.state.get_hosts(missing))
         return infos
@@ -257,6 +341,11 @@ class Frontier:
         if info is not None and not self.robots.allowed(lease.host, info.robots_txt, lease.url):
             self.state.unlease(lease.url, self.clock(), "excluded", "robots")
             return None
+        # So may the host's settings (saved in the console while the URL waited).
+        settings = self.host_settings.of(lease.host)
+        if settings is not None and settings.rejects(lease.url):
+            self.state.unlease(lease.url, self.clock(), "excluded", HOST_SETTINGS_NOTE)
+            return None
         return FetchJob(
             url=lease.url,
             host=lease.host,
@@ -284,7 +373,22 @@ class Frontier:
         if event.kind == "robots":
             self._complete_robots(event)
             return []
+        if event.extracted:
+            self._record_extraction(event)
+            return []
         return self._complete_page(event, publish_removals)
+
+    def _record_extraction(self, event: PageEvent) -> None:
+        """A document's text came back from the extractor, after its fetch was recorded:
+        what cut or skipped it is counted per host for `tansuo report`
+        (``document:<outcome>@<host>``) and, for the caps, as crawl limits. A replayed
+        extraction counts again: these are counters, as the limits' are."""
+        outcome = event.error.removeprefix("document_") if event.error else (
+            "cut" if any(x.startswith("document_") for x in event.limits) else "extracted")
+        self.state.bump(f"document:{outcome}@{event.host}")
+        if event.error:  # skipped: the crawl report lists it, with why
+            self.state.note_fetched(event.url, f"document:{outcome}")
+        self.count_limits(Counter(x for x in event.limits if x.startswith("document_")), event.host)
 
     def _complete_robots(self, event: PageEvent) -> None:
         info = self.state.get_host(event.host)
@@ -311,15 +415,23 @@ class Frontier:
         blocked = [u for u in self.state.queued_urls(info.host) if not self.robots.allowed(info.host, robots_txt, u)]
         if blocked:
             self.state.drop_queued(blocked, "excluded", "robots")
+        if info.robots_txt is not None and info.robots_txt != robots_txt:
+            # URLs the old rules excluded come back once the new ones allow them.
+            allowed = [u for u in self.state.excluded_urls(info.host, "robots")
+                       if self.robots.allowed(info.host, robots_txt, u)]  # fmt: skip
+            if allowed:
+                self.state.readmit(allowed, "robots", now)
         if self.cfg.frontier_sitemaps:
             listed = self.robots.sitemaps(info.host, robots_txt)
             sitemaps = self._in_scope(listed or [f"{info.scheme}://{info.host}/sitemap.xml"])
             # Admitted as excluded or not by the rules about to apply, not the old ones.
             self._admit([(u, 0) for u in sitemaps], kind="sitemap", robots_txt=robots_txt)
         crawl_delay = self.robots.crawl_delay(info.host, robots_txt)
-        delay = max(self.cfg.frontier_host_delay_s, crawl_delay or 0.0)
+        delay = max(host_delay(self.cfg, self.host_settings.of(info.host)), crawl_delay or 0.0)
+        recovered = info.block_reason.startswith(f"{_GIVEN_UP}robots.txt")
         update = HostUpdate(
-            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay
+            robots_state="ready", robots_txt=robots_txt, robots_fetched_at=now, robots_failures=0, delay_s=delay,
+            block_reason="" if recovered else None,
         )
         self.state.update_host(info.host, update, ended, release=True)
 
@@ -328,12 +440,13 @@ class Frontier:
         failures = info.robots_failures + 1
         if event.error in _FINAL_ERRORS or failures >= self.cfg.frontier_max_fetch_failures:
             reason = event.error or f"robots_http_{event.status}"
-            update = HostUpdate(robots_state="unknown", robots_failures=failures, block_reason=f"given up: robots.txt {reason}")
-            self.state.update_host(info.host, update, now, True)
-            self.state.bump("hosts_given_up")
             # The failures go on counting across passes: the interval doubles with each
             # pass that finds the host still down (it was an hour, for ever).
             retry_at = now + given_up_interval(self.cfg, max(0, failures - self.cfg.frontier_max_fetch_failures))
+            update = HostUpdate(robots_state="failed", robots_failures=failures, robots_retry_at=retry_at,
+                                block_reason=f"{_GIVEN_UP}robots.txt {reason}")  # fmt: skip
+            self.state.update_host(info.host, update, now, True)
+            self.state.bump("hosts_given_up")
             self.state.drop_queued(
                 self.state.queued_urls(info.host), "failed", f"failed: host_unavailable:{reason}", due_at=retry_at
             )
@@ -379,7 +492,7 @@ class Frontier:
             return []  # another scheduler recorded it meanwhile
         if host_update.fail_streak == self.cfg.frontier_host_max_failures and host_update.blocked_until is None:
             self._give_up_host(event.host, event.error or f"http_{event.status}", now)
-        if update.state == "failed" or event.error or event.status >= 400:
+        if counts_as_error(event, update):
             self.state.bump("errors")
         cut = Counter(event.limits)
         if event.error in _ERROR_LIMITS:
@@ -433,7 +546,7 @@ class Frontier:
         dropped = self.state.drop_queued(
             self.state.queued_urls(host), "failed", f"failed: host_unreachable:{reason}", due_at=retry_at
         )
-        self.state.update_host(host, HostUpdate(block_reason=f"given up: {reason}"), now, release=False)
+        self.state.update_host(host, HostUpdate(block_reason=f"{_GIVEN_UP}{reason}"), now, release=False)
         self.state.bump("hosts_given_up")
         log.warning(
             "giving up on host %s for now: %d fetches in a row failed (%s); %d queued URL(s) marked failed, "
@@ -443,9 +556,28 @@ class Frontier:
 
     def given_up_hosts(self) -> list[tuple[str, str]]:
         """(host, why) of every host this crawl gave up on and has not heard from since."""
-        prefix = "given up: "
-        return [(h.host, h.block_reason.removeprefix(prefix)) for h in self.state.hosts(limit=-1)
-                if h.block_reason.startswith(prefix)]
+        return [(h.host, h.block_reason.removeprefix(_GIVEN_UP)) for h in self.state.hosts(limit=-1)
+                if h.block_reason.startswith(_GIVEN_UP)]
+
+    def record_max_pages_cut(self) -> int:
+        """When --max-pages ends a crawl with URLs still queued, those URLs were cut by
+        that limit: counted as ``limit:max_pages`` (and per host), so that the report
+        says so. Counted up to what is queued now, so a resumed run that stops on the
+        same URLs adds nothing. Returns how many were newly counted."""
+        if self.cfg.frontier_max_pages is None:
+            return 0
+        counts = self.counts()
+        if counts.queued == 0 or counts.fetched < self.cfg.frontier_max_pages:
+            return 0
+        counters = self.state.counters()
+        cut: dict[str, int] = {}
+        for info in self.state.hosts(limit=-1):
+            more = info.queued - counters.get(f"limit:max_pages@{info.host}", 0)
+            if info.queued and more > 0:
+                cut[info.host] = more
+        for host, n in cut.items():
+            self.count_limits(Counter({"max_pages": n}), host)
+        return sum(cut.values())
 
     def _done(self, event: PageEvent, info: UrlInfo, now: float) -> UrlUpdate:
         """A response: schedule the recrawl by whether the content changed."""
@@ -473,7 +605,7 @@ class Frontier:
             last_modified=event.last_modified or None,
             interval_s=interval,
             fail_count=0,
-            note=event.error or ("redirect" if event.redirect_to else ("not_modified" if not_modified else "")),
+            note=outcome_note(event),
         )
 
     def sweep_recrawl(self, limit: int = 10_000, shards: Collection[int] | None = None) -> int:

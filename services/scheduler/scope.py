@@ -103,8 +103,9 @@ class Scope:
         wider.domains, wider.include, wider.exclude = self.domains + extra, self.include, self.exclude
         return wider
 
-    def rejects(self, url: str) -> str:
-        """Why a canonical URL is out of scope, or "" when it is in."""
+    def rejects(self, url: str, check_include: bool = True) -> str:
+        """Why a canonical URL is out of scope, or "" when it is in; without
+        ``check_include``, the include patterns are left to the caller (a host's own)."""
         if len(url) > self.max_url_length:
             return "url_length"
         parts = urlsplit(url)
@@ -112,7 +113,7 @@ class Scope:
         hostname, port = (parts.hostname or "").lower(), parts.port
         if self.domains and not any(d.matches(hostname, port) for d in self.domains):
             return "off_domain"
-        if self.include and not any(p.search(url) for p in self.include):
+        if check_include and self.include and not any(p.search(url) for p in self.include):
             return "not_included"
         if any(p.search(url) for p in self.exclude):
             return "excluded_pattern"

@@ -7,7 +7,7 @@ call fails with BackendUnavailable until ``attach`` hands over the real index.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from services.common.domain.documents import IndexDoc, LinkFields, MergeReport
 from services.common.domain.search_types import SearchHits, SearchQuery
@@ -44,6 +44,12 @@ class PendingSearchIndex:
 
     def url_for_hash(self, content_hash: str) -> str | None:
         return self._get().url_for_hash(content_hash)
+
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        return self._get().urls_for_hashes(content_hashes)
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        return self._get().fetch_times(urls)
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         return self._get().near_duplicates(signature)

@@ -9,7 +9,9 @@ read: a backend never sees the raw string.
 - ``-word`` and ``-"phrase"``: pages holding it are left out;
 - ``site:host``: only pages of that host (several are OR'ed), ``-site:host`` leaves
   a host out;
-- ``a OR b``: either will do (``|`` too).
+- ``a OR b``: either will do (``|`` too);
+- ``filetype:pdf``: only documents of that format (several are OR'ed; ``-filetype:pdf``
+  leaves it out); the formats are services/extractor/document_types.py's.
 
 Operators also work as a Chinese input method types them: ``site：`` with a
 full-width colon, ``－word`` with a full-width minus, ``｜`` and ``ＯＲ``.
@@ -30,6 +32,7 @@ _TOKEN = re.compile(
     r"""(?P<neg>[-－](?=\S))?
         (?:
             (?P<site>site[:：])(?P<host>[^\s"]*)
+          | (?P<filetype>filetype[:：])(?P<format>[^\s"]*)
           | "(?P<quoted>[^"]*)(?P<closed>")?
           | (?P<word>[^\s"]+)
         )""",
@@ -57,7 +60,9 @@ class ParsedQuery:
     excluded: tuple[Part, ...] = ()
     sites: tuple[str, ...] = ()
     excluded_sites: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()  # what the parser had to guess, to tell the user
+    notes: tuple[str, ...] = ()
+    filetypes: tuple[str, ...] = ()
+    excluded_filetypes: tuple[str, ...] = ()  # what the parser had to guess, to tell the user
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -85,12 +90,25 @@ def clean_site(raw: str) -> str:
     return host
 
 
+def clean_filetype(raw: str) -> str:
+    """A format as ``filetype:`` takes it: pdf, docx, wps... (a leading dot and case
+    do not matter; the others of a format's family are not implied: doc is not docx)."""
+    from services.extractor.document_types import FORMATS
+
+    name = raw.strip().lstrip(".").lower()
+    if name not in FORMATS:
+        raise QuerySyntaxError(f"filetype: takes one of {', '.join(FORMATS)}")
+    return name
+
+
 class _Builder:
     def __init__(self) -> None:
         self.groups: list[list[Part]] = []
         self.excluded: list[Part] = []
         self.sites: list[str] = []
         self.excluded_sites: list[str] = []
+        self.filetypes: list[str] = []
+        self.excluded_filetypes: list[str] = []
         self.notes: list[str] = []
         self.join_next = False
 
@@ -111,6 +129,8 @@ def parse(query: str) -> ParsedQuery:
             if not m.group("host"):
                 raise QuerySyntaxError("site: needs a host name after it, such as site:www.example.cn")
             (b.excluded_sites if negative else b.sites).append(clean_site(m.group("host")))
+        elif m.group("filetype"):
+            (b.excluded_filetypes if negative else b.filetypes).append(clean_filetype(m.group("format")))
         elif m.group("quoted") is not None:
             if not m.group("closed"):
                 b.notes.append("a quote was not closed: the phrase runs to the end of the query")
@@ -123,8 +143,8 @@ def parse(query: str) -> ParsedQuery:
             b.excluded.append(Part(m.group("word")))
         else:
             b.add(Part(m.group("word")))
-    if not b.groups and not b.sites:
-        if b.excluded or b.excluded_sites:
+    if not b.groups and not b.sites and not b.filetypes:
+        if b.excluded or b.excluded_sites or b.excluded_filetypes:
             raise QuerySyntaxError("a query of only exclusions (-word, -site:) finds nothing: add a word to search for")
         raise QuerySyntaxError("q must contain something to search for")
     return ParsedQuery(
@@ -133,4 +153,6 @@ def parse(query: str) -> ParsedQuery:
         sites=tuple(dict.fromkeys(b.sites)),
         excluded_sites=tuple(dict.fromkeys(b.excluded_sites)),
         notes=tuple(b.notes),
+        filetypes=tuple(dict.fromkeys(b.filetypes)),
+        excluded_filetypes=tuple(dict.fromkeys(b.excluded_filetypes)),
     )

@@ -9,10 +9,14 @@ same things the same way.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
+import re
 import time
 from typing import Any
 
+from services.common.analysis import dictionary_version
+from services.common.analysis.han import HAN
 from services.common.config import Settings
 from services.common.domain.query_tree import can_match
 from services.common.domain.search_types import SearchHits, SearchQuery
@@ -23,19 +27,24 @@ from services.common.runtime.metrics import (
     SEARCH_DURATION,
     SEARCH_REQUESTS,
 )
+from services.search.document_results import display_title, document_fields
+from services.search.pinyin_query import PinyinReader
 from services.search.query_plan import Plan, QueryPlanner
 from services.search.query_syntax import (
     ParsedQuery,
+    Part,
     QuerySyntaxError,
     clean_site,
     parse,
 )
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
-from services.search.snippets import snippet_html, title_html
+from services.search.snippets import snippet_at, title_html
+from services.search.spelling import Correction, SpellingCorrector
 from services.search.term_stats_cache import CachedTermStats
 
 MAX_QUERY_CHARS = 500
+SORTS = ("relevance", "date")
 # Deep paging costs the index a top-(offset+size) collection per request; ten
 # thousand hits is also Elasticsearch's default max_result_window.
 MAX_RESULT_WINDOW = 10_000
@@ -60,6 +69,13 @@ def _as_int(name: str, value: int | str) -> int:
         raise BadQuery(f"{name} must be an integer, not {text[:20]!r}") from None
 
 
+def _as_flag(value: bool | str) -> bool:
+    """A yes/no parameter as the API and the UI pass it: 1, true, yes (or a bool)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
 class SearchService:
     """Validate, segment, search, then build snippets for one page of results."""
 
@@ -73,7 +89,10 @@ class SearchService:
             16 * cfg.search_cache_entries,
             cfg.search_cache_ttl_s,
         )
+        self._term_stats = term_stats
         self._planner = QueryPlanner(cfg, term_stats)
+        self._corrector = SpellingCorrector(term_stats, self._phrase_count)
+        self._pinyin = PinyinReader(term_stats)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
@@ -90,8 +109,8 @@ class SearchService:
             raise BadQuery(f"size must be between 1 and {self._cfg.search_max_page_size}")
         if page_n < 1:
             raise BadQuery("page must be 1 or more")
-        if page_n * size_n > MAX_RESULT_WINDOW:
-            raise BadQuery(f"page * size must not exceed {MAX_RESULT_WINDOW}: narrow the query instead")
+        # A page past the first MAX_RESULT_WINDOW results is empty, as a page past the
+        # last one is: refusing it broke the contract (page has no maximum of its own).
         site = (site or "").strip().lower()
         if site:
             try:
@@ -100,16 +119,27 @@ class SearchService:
                 raise BadQuery(str(exc)) from None
         return q, page_n, size_n, site
 
-    def search(self, q: str, page: int | str = 1, size: int | str = 10, site: str = "") -> dict[str, Any]:
-        """One page of results as a JSON-ready dict.
+    def search(
+        self,
+        q: str,
+        page: int | str = 1,
+        size: int | str = 10,
+        site: str = "",
+        sort: str = "relevance",
+        as_typed: bool | str = False,
+    ) -> dict[str, Any]:
+        """One page of results as a JSON-ready dict; ``sort`` "date" puts the newest
+        pages first (the same matches, in date order, without the per-site limit).
 
         ``snippet`` and ``title_html`` are HTML: page text escaped, matches in ``<em>``.
         ``matched_all`` is False when no page had every word and the results are
-        pages with any of them.
+        pages with any of them. ``did_you_mean`` is a correction of the query's typos
+        (``{"query": ..., "shown": bool}``; shown: the results are the corrected
+        query's, since it found much more) or None; ``as_typed`` asks for none.
         """
         started = time.perf_counter()
         try:
-            result = self._search(started, q, page, size, site)
+            result = self._search(started, q, page, size, site, sort, _as_flag(as_typed))
         except BadQuery:
             SEARCH_REQUESTS.labels(outcome="bad_request").inc()
             raise
@@ -132,39 +162,65 @@ class SearchService:
             parsed = dataclasses.replace(parsed, sites=parsed.sites + (site,))
         return parsed
 
-    def _run(self, plan: Plan, offset: int, limit: int) -> SearchHits:
+    def _run(self, plan: Plan, offset: int, limit: int, sort: str = "relevance") -> SearchHits:
         if not can_match(plan.tree):
             return SearchHits(total=0, hits=[])  # e.g. only punctuation: nothing to ask
-        return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit))
+        return self._index.search(SearchQuery(tree=plan.tree, offset=offset, limit=limit, sort=sort))
 
-    def _search(self, started: float, q: str, page: int | str, size: int | str, site: str) -> dict[str, Any]:
+    def _search(
+        self, started: float, q: str, page: int | str, size: int | str, site: str, sort: str, as_typed: bool
+    ) -> dict[str, Any]:
         q, page_n, size_n, site = self.validate(q, page, size, site)
-        key, version = (q, page_n, size_n, site), self._index.view_version()
+        sort = (sort or "relevance").strip()
+        if sort not in SORTS:
+            raise BadQuery(f"sort must be one of {', '.join(SORTS)}, not {sort[:20]!r}")
+        # A new dictionary (synonyms, stop words, user words) plans the same query otherwise.
+        key = (q, page_n, size_n, site, sort, as_typed, dictionary_version.current())
+        version = self._index.view_version()
         cached = self._cache.get(key, version)
         if cached is not None:
             SEARCH_CACHE_HITS.inc()
             return {**cached, "took_ms": round((time.perf_counter() - started) * 1000, 1)}
-        answer = self._answer(started, q, page_n, size_n, site)
+        answer = self._answer(started, q, page_n, size_n, site, sort, as_typed)
         self._cache.put(key, version, answer)
         return answer
 
-    def _answer(self, started: float, q: str, page_n: int, size_n: int, site: str) -> dict[str, Any]:
+    def _answer(
+        self, started: float, q: str, page_n: int, size_n: int, site: str, sort: str, as_typed: bool
+    ) -> dict[str, Any]:
         parsed = self.parse(q, site)
         # The window holds the pages before this one too: folding and site diversity
         # reorder across page boundaries, and each page must follow from the same order.
         margin = max(size_n, 20)
         window = min(MAX_RESULT_WINDOW, page_n * size_n + margin)
-        plan = self._planner.plan(parsed)
-        found = self._run(plan, 0, window)
-        if found.total == 0 and plan.widens:
-            # No page holds every clause: any of them (or a word's parts) will do, best first.
-            plan = self._planner.plan(parsed, any_clause=True)
-            found = self._run(plan, 0, window)
+        plan, found, exact = self._find(parsed, window, sort)
+        unquoted = False
+        if found.total == 0 and any(p.quoted for p in parsed.parts):
+            # The phrases in quotes are nowhere, even across a break: what do the same
+            # words find without quotes? The answer says so (``unquoted``).
+            plan, found, exact = self._find(without_quotes(parsed), window, sort)
+            unquoted = found.total > 0
+        did_you_mean = None
+        if not as_typed and not unquoted:
+            # Everywhere a bigram of the query is on no page; anywhere in a query that
+            # finds few pages, holds a word no page does, or is one short word few pages
+            # hold verbatim (建康 typed for 健康: the correction must be held by many
+            # times the pages). A common word is left alone: most one-word queries are,
+            # and trying each character's candidates is the costliest part of a correction.
+            thorough = exact < self._cfg.search_typo_few or plan.unknown
+            rare = int(self._cfg.search_typo_rare_share * self._term_stats([])[0]) if _one_short_run(q) else 0
+            corrected = self._corrected(q, site, window, exact, thorough, rare, sort)
+            if corrected is not None:
+                did_you_mean, instead = corrected
+                if instead is not None:
+                    parsed, (plan, found, exact) = instead
         # Every hit in hand: every page is made, and counted (copies fold into one
         # result, so there may be fewer than total / size). Pages come out the same
         # however many are made (paginate), so page_n is the one asked for either way.
         in_hand = len(found.hits) >= found.total
-        pages = paginate(fold_near_duplicates(found.hits), size_n, self._cfg.search_results_per_site,
+        # By date, strictly newest first: no site is held back for diversity.
+        per_site = 0 if sort == "date" else self._cfg.search_results_per_site
+        pages = paginate(fold_near_duplicates(found.hits), size_n, per_site,
                          MAX_RESULT_WINDOW // size_n if in_hand else page_n, margin)  # fmt: skip
         shown = pages[page_n - 1] if len(pages) >= page_n else Page([], set())
         return {
@@ -175,24 +231,128 @@ class SearchService:
             "size": size_n,
             "pages": len(pages) if in_hand else min(math.ceil(found.total / size_n), MAX_RESULT_WINDOW // size_n),
             "site": site,
+            "sort": sort,
             "sites": list(parsed.sites),
             "terms": list(plan.highlight),
-            "matched_all": plan.minimum >= plan.clauses,
+            "matched_all": plan.minimum >= plan.clauses and not unquoted,
+            "unquoted": unquoted,
+            "did_you_mean": did_you_mean,
             "notes": list(parsed.notes),
             "more_from_sites": sorted(shown.crowded),
             "results": [self._result(r, plan.highlight) for r in shown.results],
         }
 
+    def _pinyin_like(self, q: str) -> bool:
+        """Whether the query may be pinyin: letters only, no Chinese, and each of its
+        words held by fewer than ``search_typo_rare_share`` of the pages (excel,
+        linux, vlookup are searched as typed)."""
+        words = q.lower().split()
+        if not words or not all(w.isascii() and w.isalpha() for w in words):
+            return False
+        docs, dfs = self._term_stats([(f, w) for w in words for f in ("title_tokens", "body_tokens")])
+        return max(dfs) < max(1, self._cfg.search_typo_rare_share * docs)
+
+    def _phrase_count(self, grams: tuple[str, ...], titles_only: bool) -> int:
+        """How many pages hold these bigrams in a row, in title or body (or in titles)."""
+        tree = self._planner.exact_grams(grams, titles_only)
+        return self._index.search(SearchQuery(tree=tree, offset=0, limit=1)).total
+
+    def _corrected(
+        self, q: str, site: str, window: int, exact: int, thorough: bool, rare: int, sort: str
+    ) -> tuple[dict[str, Any], tuple[ParsedQuery, tuple[Plan, SearchHits, int]] | None] | None:
+        """(the ``did_you_mean`` of the answer, the corrected query's search when its
+        results are to be shown instead), or None when nothing is corrected.
+
+        The corrected query's results are shown when its exact plan finds pages and
+        the query as typed none, or at least ``search_typo_few`` and twice as many
+        (Google's "Showing results for"); else it is only offered."""
+        spelled = self._pinyin.read(q) if self._pinyin_like(q) else None
+        correction = Correction(spelled, ((q, spelled),)) if spelled else self._corrector.correct(q, thorough, rare)
+        if correction is None:
+            return None
+        try:
+            parsed = self.parse(correction.query, site)
+        except BadQuery:
+            return None
+        found = self._find(parsed, window, sort)
+        better = found[2] > 0 and (exact == 0 or found[2] >= max(self._cfg.search_typo_few, 2 * exact))
+        return {"query": correction.query, "shown": better}, ((parsed, found) if better else None)
+
+    def _find(self, parsed: ParsedQuery, window: int, sort: str) -> tuple[Plan, SearchHits, int]:
+        """The plan that answered, its hits, and how many pages hold the query as typed:
+        every clause first; if no page holds them all, any clause; if few pages hold
+        the query as typed, the forgiving plan too, whose other pages come after the
+        exact ones."""
+        plan = self._planner.plan(parsed)
+        exact = self._run(plan, 0, window, sort)
+        quoted = any(p.quoted for p in parsed.parts)
+        few = exact.total == 0 or (exact.total < self._cfg.search_typo_few and plan.unknown)
+        if (few and plan.forgives) or (exact.total == 0 and quoted):
+            # No page, or few and the query has a word no page holds: a page holding
+            # most of its bigrams may be what was meant (one wrong character), and a
+            # quoted phrase none holds may have been copied across a break of the page's
+            # text. If none holds every clause, any of them (or a word's parts) will do.
+            none = exact.total == 0
+            forgiving = self._planner.plan(parsed, any_clause=none, forgiving=True, across=none)
+            return forgiving, after_exact(exact, self._run(forgiving, 0, window, sort)), exact.total
+        if exact.total == 0 and plan.widens:
+            # No page holds every clause: any of them (or a word's parts) will do, best first.
+            plan = self._planner.plan(parsed, any_clause=True)
+            return plan, self._run(plan, 0, window, sort), 0
+        return plan, exact, exact.total
+
     @staticmethod
     def _result(result: Result, highlight: tuple[str, ...]) -> dict[str, Any]:
         hit = result.hit
+        title = display_title(hit)
+        snippet, at = snippet_at(hit.body or hit.headings, highlight)
         return {
             "url": hit.url,
-            "title": hit.title,
-            "title_html": title_html(hit.title or hit.url, highlight),
-            "snippet": snippet_html(hit.body or hit.headings, highlight),
+            "title": title,
+            "title_html": title_html(title or hit.url, highlight),
+            "snippet": snippet,
             "score": round(hit.score, 6),
             "pagerank": hit.pagerank,
             "site": hit.site,
-            "similar": [{"url": h.url, "title": h.title, "site": h.site} for h in result.similar],
+            **_dates(hit.modified_at, hit.fetched_at),
+            "similar": [{"url": h.url, "title": display_title(h), "site": h.site} for h in result.similar],
+            **document_fields(hit, at if hit.body else -1),
         }
+
+
+def _iso(at: float) -> str | None:
+    if at <= 0:
+        return None
+    return datetime.datetime.fromtimestamp(at, datetime.UTC).isoformat(timespec="seconds")
+
+
+def _dates(modified_at: float, fetched_at: float) -> dict[str, Any]:
+    """A result's date (its Last-Modified, else when it was fetched) and its fetch time,
+    as ISO 8601 in UTC; None where the index does not know (pages indexed before)."""
+    date = modified_at or fetched_at
+    source = "last_modified" if modified_at and abs(modified_at - fetched_at) >= 1.0 else "fetched"
+    return {"date": _iso(date), "date_source": source if date else None, "fetched_at": _iso(fetched_at)}
+
+
+_SHORT_RUN = re.compile(f"[{HAN}]{{2,4}}")
+
+
+def _one_short_run(q: str) -> bool:
+    """Whether the query is one run of two to four Han characters and nothing else."""
+    return _SHORT_RUN.fullmatch(q.strip()) is not None
+
+
+def after_exact(exact: SearchHits, forgiving: SearchHits) -> SearchHits:
+    """The pages of the exact query first, in its order, then the forgiving query's
+    others: a page that holds the query as typed outranks one that holds most of it."""
+    if not exact.hits:
+        return forgiving
+    seen = {h.url for h in exact.hits}
+    hits = list(exact.hits) + [h for h in forgiving.hits if h.url not in seen]
+    return SearchHits(total=max(forgiving.total, exact.total), hits=hits[: max(len(forgiving.hits), len(exact.hits))])
+
+
+def without_quotes(parsed: ParsedQuery) -> ParsedQuery:
+    """``parsed`` with every wanted phrase in quotes taken as free text."""
+    groups = tuple(tuple(Part(p.text) for p in group) for group in parsed.groups)
+    return dataclasses.replace(parsed, groups=groups)

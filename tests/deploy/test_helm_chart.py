@@ -35,7 +35,7 @@ CRD_SCHEMAS = {
     ("monitoring.coreos.com/v1", "PrometheusRule"): "prometheusrule-monitoring-v1.json",
     ("keda.sh/v1alpha1", "ScaledObject"): "scaledobject-keda-v1alpha1.json",
 }
-COMPONENTS = ("scheduler", "crawler", "indexer", "ranker", "api", "celery-worker", "celery-beat")
+COMPONENTS = ("scheduler", "crawler", "extractor", "indexer", "ranker", "api", "celery-worker", "celery-beat")
 # TANSUO_* variables the deployment sets before services/common/config.py has them:
 # the health server, JSON logs, the seed token and the bus's topic settings are being
 # written now. Drop a name once Settings has it; any other unknown name is a typo, which
@@ -195,7 +195,7 @@ def test_every_component_runs_hardened(render, values):
         assert container["resources"]["requests"] and container["resources"]["limits"]["memory"], component
 
 
-@pytest.mark.parametrize("component", ["scheduler", "crawler", "indexer", "ranker", "api"])
+@pytest.mark.parametrize("component", ["scheduler", "crawler", "extractor", "indexer", "ranker", "api"])
 def test_services_are_probed_on_livez_and_readyz(render, component):
     container = deployments(render("default"))[component]["spec"]["template"]["spec"]["containers"][0]
     port = "http" if component == "api" else "metrics"
@@ -357,10 +357,15 @@ def test_a_setting_change_rolls_the_pods(render):
 # --- autoscaling ----------------------------------------------------------------------
 
 
+def _scaled_object_of(render, component: str) -> dict:
+    target = deployments(render("full"))[component]["metadata"]["name"]
+    (scaled,) = [s for s in by_kind(render("full"), "ScaledObject").values() if s["spec"]["scaleTargetRef"]["name"] == target]
+    return scaled
+
+
 def test_keda_scales_the_crawler_on_the_fetch_topic_lag(render):
-    (scaled,) = by_kind(render("full"), "ScaledObject").values()
+    scaled = _scaled_object_of(render, "crawler")
     values = yaml.safe_load(VALUES_FILES["full"].read_text())
-    assert scaled["spec"]["scaleTargetRef"]["name"] == deployments(render("full"))["crawler"]["metadata"]["name"]
     (trigger,) = scaled["spec"]["triggers"]
     assert trigger["type"] == "kafka"
     meta = trigger["metadata"]
@@ -371,8 +376,27 @@ def test_keda_scales_the_crawler_on_the_fetch_topic_lag(render):
     assert scaled["spec"]["maxReplicaCount"] == values["crawler"]["autoscaling"]["maxReplicas"]
 
 
+def test_keda_scales_the_extractor_on_the_document_topic_lag(render):
+    scaled = _scaled_object_of(render, "extractor")
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["metadata"]["topic"] == "prod.documents.fetched"
+    assert trigger["metadata"]["consumerGroup"] == "prod.extractor.documents.fetched"
+    assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (0, 4)
+    assert "replicas" not in deployments(render("full"))["extractor"]["spec"]
+
+
+def test_the_extractor_settings_reach_the_pods(render):
+    (config,) = [d for d in by_kind(render("full"), "ConfigMap").values() if "TANSUO_DOCUMENTS_WORKERS" in d["data"]]
+    assert (config["data"]["TANSUO_DOCUMENTS_WORKERS"], config["data"]["TANSUO_DOCUMENTS_OCR"]) == ("3", "true")
+    assert config["data"]["TANSUO_DOCUMENTS_MAX_BYTES"] == "52428800"
+
+
 def test_the_hpa_alternative_reads_the_lag_as_an_external_metric(render):
-    (hpa,) = by_kind(render("hpa"), "HorizontalPodAutoscaler").values()
+    hpas = by_kind(render("hpa"), "HorizontalPodAutoscaler").values()
+    (hpa,) = [h for h in hpas if h["spec"]["scaleTargetRef"]["name"].endswith("crawler")]
+    (extractor,) = [h for h in hpas if h["spec"]["scaleTargetRef"]["name"].endswith("extractor")]
+    assert extractor["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"] == {
+        "topic": "documents.fetched", "group": "extractor"}
     (metric,) = hpa["spec"]["metrics"]
     assert metric["type"] == "External"
     assert metric["external"]["metric"]["name"] == "tansuo_consumer_lag_messages"
@@ -499,7 +523,7 @@ def test_the_prometheus_rule_holds_the_groups_of_alerts_yml(render):
 def test_service_monitors_scrape_every_service(render):
     monitors = by_kind(render("full"), "ServiceMonitor")
     services = by_kind(render("full"), "Service")
-    assert len(monitors) == 5
+    assert len(monitors) == 6
     for monitor in monitors.values():
         selector = monitor["spec"]["selector"]["matchLabels"]
         (service,) = [s for s in services.values() if selector.items() <= s["metadata"]["labels"].items()]

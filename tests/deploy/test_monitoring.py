@@ -10,29 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.deploy_tools import INSTALL_PROMTOOL, REPO, require_tool, run
+from tests.deploy.deploy_tools import DASHBOARDS, INSTALL_PROMTOOL, REPO, dashboard_queries, require_tool, run
 
 yaml = pytest.importorskip("yaml", reason="PyYAML missing: pip install kubernetes-validate (it brings PyYAML)")
 
 ALERTS = REPO / "deploy/prometheus/alerts.yml"
 ALERTS_TEST = REPO / "deploy/prometheus/alerts_test.yml"
-DASHBOARDS = sorted((REPO / "deploy/grafana/dashboards").glob("*.json"))
 METRIC = re.compile(r"\btansuo_[a-z0-9_]+\b")
 
 
 def alert_rules() -> list[dict]:
     return [rule for group in yaml.safe_load(ALERTS.read_text())["groups"] for rule in group["rules"]]
-
-
-def dashboard_queries() -> list[tuple[str, str]]:
-    """(where, PromQL) of every panel query of every dashboard."""
-    found = []
-    for path in DASHBOARDS:
-        board = json.loads(path.read_text(encoding="utf-8"))
-        for panel in board["panels"]:
-            for target in panel.get("targets", []):
-                found.append((f"{path.name}: {panel['title']}", target["expr"]))
-    return found
 
 
 def exported_metric_names() -> set[str]:
@@ -94,8 +82,12 @@ def test_the_dashboards_show_what_operators_watch():
         "histogram_quantile(0.5, sum by (le) (rate(tansuo_indexing_latency_seconds_bucket",
         "histogram_quantile(0.99, sum by (le) (rate(tansuo_indexing_latency_seconds_bucket",
         "tansuo_duplicates_total",
+        "max by (instance) (tansuo_indexer_lag_seconds)",  # issue 40: how late search is
+        'rate(tansuo_index_requests_total{service="indexer"}',
         "histogram_quantile(0.99, sum by (le) (rate(tansuo_search_duration_seconds_bucket",
         "sum by (outcome) (rate(tansuo_search_requests_total",
+        'tansuo_search_analytics_searches_total{result="zero"}',  # what people search for and do not find
+        "rate(tansuo_search_result_clicks_total",
         "tansuo_errors_total",
     ):
         assert needed in queries, needed

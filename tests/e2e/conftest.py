@@ -112,8 +112,8 @@ def run_cli(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedP
 
 
 def reachable_pages(site: ServedSite) -> dict[str, str]:
-    """URL -> sha1 of the file's bytes, for every HTML page reachable by links from the
-    root, robots.txt aside. An independent, simple walk: lxml, no Tansuo code."""
+    """URL -> sha1 of the file's bytes, for every HTML page and text document reachable
+    by links from the root, robots.txt aside. An independent, simple walk: lxml, no Tansuo code."""
     base = site.url
     seen: dict[str, str] = {}
     queue = deque([base])
@@ -131,10 +131,12 @@ def reachable_pages(site: ServedSite) -> dict[str, str]:
         file = site.root / path.lstrip("/")
         if file.is_dir():
             file = file / "index.html"
-        if not file.is_file() or file.suffix != ".html":
+        if not file.is_file() or file.suffix not in (".html", ".txt"):
             continue
         body = file.read_bytes()
         seen[url] = hashlib.sha1(body).hexdigest()
+        if file.suffix == ".txt":  # a text file is a document, indexed too (docs/documents.md); it has no links
+            continue
         doc = lxml.html.fromstring(body)
         for href in doc.xpath("//a/@href"):
             target = urljoin(url, href.strip()).split("#", 1)[0]

@@ -148,3 +148,46 @@ def test_a_page_on_another_port_cannot_frame_the_logged_in_console(server: Runni
         state.close()
     finally:
         attacker.stop()
+
+
+SMALL_PHONE = {"width": 375, "height": 812}
+
+
+def test_every_action_button_is_on_screen_at_phone_width(server: RunningServer, browser) -> None:
+    # Issue 38: at phone width the host table scrolled sideways and its action buttons
+    # were past the right edge of the screen.
+    context = browser.new_context(viewport=SMALL_PHONE, locale="zh-CN")
+    page = context.new_page()
+    try:
+        log_in(page, server)
+        assert page.evaluate("document.documentElement.scrollWidth") <= SMALL_PHONE["width"]
+        buttons = page.locator("table.hosts .actions button")
+        assert buttons.count() >= 6  # three actions on each of two hosts
+        for i in range(buttons.count()):
+            button = buttons.nth(i)
+            # Scrolled to vertically only, as a reader scrolls down the page: nothing
+            # sideways (a table wider than the screen had to be scrolled to reach them).
+            page.evaluate("(el) => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - 100)",
+                          button.element_handle())  # fmt: skip
+            box = button.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= SMALL_PHONE["width"], (i, box)
+            # Drawn there and not clipped by a scrolling box: the button is what a tap hits.
+            hit = page.evaluate(
+                "([x, y]) => { const e = document.elementFromPoint(x, y); return e && e.closest('button') ? "
+                "e.closest('button').textContent : null; }",
+                [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+            )
+            assert hit == button.text_content(), (i, hit)
+    finally:
+        context.close()
+
+
+def test_the_rate_chart_has_labelled_axes(server: RunningServer, page) -> None:
+    log_in(page, server)
+    y_labels = page.locator(".chart text.y-tick").all_text_contents()
+    x_labels = page.locator(".chart text.x-tick").all_text_contents()
+    assert y_labels[0] == "0" and len(y_labels) == 3 and float(y_labels[-1]) > 0
+    assert x_labels == ["60 分钟前", "30 分钟前", "现在"]
+    assert page.locator(".chart text.axis-title").text_content() == "页/秒"
+    for box in (page.locator(".chart text.x-tick").nth(i).bounding_box() for i in range(3)):
+        assert box is not None and box["height"] >= 6  # legible, not squashed by the scaling

@@ -67,6 +67,7 @@ def _start_services(cluster: Cluster, crawlers: int) -> None:
     cluster.start("scheduler", "scheduler", wait=False)
     for n in range(crawlers):
         cluster.start(f"crawler{n}", "crawler", wait=False)
+    cluster.start("extractor", "extractor", wait=False)  # the site's text files are documents
     cluster.start("indexer", "indexer", wait=False)
     cluster.start("ranker", "ranker", wait=False)
     cluster.start("api", "api", "--host", "127.0.0.1", wait=False)

@@ -74,7 +74,7 @@ def test_in_process_eval_reports_every_ranker_per_type(crawled, tmp_path):
     judged.write_text(JUDGED, encoding="utf-8")
     out = _eval(str(judged), "--data", str(data), "--base-url", base)
     assert out["types"] == ["title", "topic", "overall"]
-    assert set(out["rankers"]) == {"tansuo", "bm25", "tfidf", "pr-hits"}
+    assert set(out["rankers"]) == {"tansuo", "bm25", "bm25-grams", "tfidf", "pr-hits"}
     tansuo = out["rankers"]["tansuo"]
     assert tansuo["title"]["queries"] == 2 and tansuo["overall"]["queries"] == 4
     assert tansuo["title"]["mrr@10"] == 1.0 and tansuo["title"]["p@1"] == 1.0

@@ -18,15 +18,18 @@ are that close may trade places.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -59,7 +62,7 @@ SOURCES = (
     "faq/uptodate.zh-cn.html", "faq/kernel.zh-cn.html", "faq/customizing.zh-cn.html",
     "faq/support.zh-cn.html", "faq/contributing.zh-cn.html", "faq/redistributing.zh-cn.html",
 )  # fmt: skip
-QUERIES = ("Debian", "软件包", "软件包 管理", "内核", "安装 系统", "升级", "发行版", "自由软件", "邮件列表", "孤页")
+QUERIES = ("招生简章", "录取名单", "Debian", "软件包", "软件包 管理", "内核", "安装 系统", "升级", "发行版", "自由软件", "邮件列表", "孤页")
 PAGERANK_REL = 0.01
 SCORE_REL = 1e-3
 
@@ -72,6 +75,22 @@ def _page(title: str, paragraphs: str, links: list[tuple[str, str]], nav: bool =
     return html.encode("utf-8")
 
 
+def _docx(text: str) -> bytes:
+    """A Word document without a title of its own: its link text becomes its title."""
+    paragraphs = "".join(f"<w:p><w:r><w:t>{escape(line)}</w:t></w:r></w:p>" for line in text.splitlines() if line)
+    xml = ('<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+           f"<w:body>{paragraphs}</w:body></w:document>")  # fmt: skip
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml", xml)
+    return buf.getvalue()
+
+
+def _csv(text: str) -> str:
+    return "\n".join(f"{n},{line}" for n, line in enumerate(text.splitlines(), 1) if line)
+
+
 class Site:
     """Host A holds the pages; host B (another loopback address) holds one page that
     links to A's otherwise unlinked orphan page."""
@@ -81,6 +100,8 @@ class Site:
         self.removed = False
         links = [(f"/page{i}.html", f"第{i}章") for i in range(len(texts))]
         links += [("/old.html", "旧地址"), ("/guide.html", "指南"), ("/guide-print.html", "打印版"), ("/gone.html", "将删除的页")]
+        # Documents (issue 35): extracted by the embedded crawl's workers and by `tansuo extractor`.
+        links += [("/notice.docx", "二〇二六年招生简章"), ("/admitted.csv", "录取名单")]
         routes: dict[str, object] = {"/": (200, {"Content-Type": "text/html; charset=utf-8"}, _page("首页", "", links))}
         for i, text in enumerate(texts):
             nxt = [(f"/page{(i + 1) % len(texts)}.html", "下一章"), ("/", "首页")]
@@ -91,6 +112,8 @@ class Site:
         routes["/guide.html"] = self._html(_page("安装指南", guide, [("/", "首页"), ("/page1.html", "第1章")]))
         routes["/guide-print.html"] = self._html(_page("安装指南", guide, [("/", "返回")], nav=False))
         routes["/orphan.html"] = self._html(_page("孤页 只有别处链接", texts[3][::-1], []))
+        routes["/notice.docx"] = (200, {"Content-Type": "application/octet-stream"}, _docx(texts[6]))
+        routes["/admitted.csv"] = (200, {"Content-Type": "text/csv"}, _csv(texts[7]).encode("gb18030"))
         routes["/gone.html"] = self._gone(_page("将删除的页", texts[4][::-1], [("/page2.html", "第2章")]))
         self.a = SiteServer(docs, host="127.0.0.1", extra_routes=routes)  # type: ignore[arg-type]
         b_home = _page("另一个网站", texts[5], [("{A}/orphan.html", "孤页 只有别处链接")])
@@ -169,7 +192,7 @@ def _start_embedded(site: Site, data: Path) -> subprocess.Popen:
 def _cluster_until_ranked_without_indexer(cluster: Cluster, site: Site) -> float:
     """Crawl the site with no indexer running, until the frontier is idle and the ranker
     has had time to rank the whole graph; returns when the crawl started."""
-    for name in ("scheduler", "crawler0", "ranker"):
+    for name in ("scheduler", "crawler0", "extractor", "ranker"):
         cluster.start(name, name.rstrip("0"), wait=False)
     for name in cluster.procs:
         cluster.ready(name)
@@ -231,11 +254,13 @@ def test_the_embedded_and_the_cluster_crawl_end_with_the_same_index(
 def _assert_same_index(embedded: SearchIndex, clustered: SearchIndex) -> None:
     urls = embedded.urls()
     assert urls == clustered.urls()
-    assert {"/new.html", "/orphan.html", "/guide.html"} <= {urlsplit(u).path for u in urls}
+    assert {"/new.html", "/orphan.html", "/guide.html", "/notice.docx", "/admitted.csv"} <= {urlsplit(u).path for u in urls}
     for url in urls:
         one, two = embedded.get(url), clustered.get(url)
         assert one is not None and two is not None
         assert (one.title, one.body, one.anchors) == (two.title, two.body, two.anchors), url
+        assert (one.filetype, one.doc_size, one.doc_pages) == (two.filetype, two.doc_size, two.doc_pages), url
+        assert (one.title_tokens, one.title_grams) == (two.title_tokens, two.title_grams), url
         assert one.pagerank > 0 and two.pagerank == pytest.approx(one.pagerank, rel=PAGERANK_REL), url
     orphan = next(u for u in urls if u.endswith("/orphan.html"))
     assert "孤页" in embedded.get(orphan).anchors  # type: ignore[union-attr]  # linked from the other host

@@ -26,7 +26,7 @@ from .conftest import CACHE, run_cli
 pytestmark = pytest.mark.e2e
 
 FLOORS = {"title": 0.98, "title-words": 0.95, "body-quote": 0.97, "overall": 0.96}  # MRR@10
-BASELINES = ("bm25", "tfidf", "pr-hits")
+BASELINES = ("bm25", "bm25-grams", "tfidf", "pr-hits")
 SEED = 1
 HAND_JUDGED = Path(__file__).resolve().parents[2] / "bench" / "queries" / "demo-site.tsv"
 
@@ -134,3 +134,40 @@ def test_hand_judged_queries_rank_ahead_of_every_baseline(hand_judged):
         theirs = _row(figures, baseline, "overall")
         for metric in ("mrr@10", "ndcg@10", "p@1"):
             assert ours[metric] >= theirs[metric], f"{metric}: Tansuo {ours[metric]:.3f} < {baseline} {theirs[metric]:.3f}"
+
+
+# What people type slightly wrong (issue 36), generated on the demo site: at least the
+# bigram BM25 (Elasticsearch's CJK bigrams with folding) on each type, and quoted
+# spans copied across a break found as the floor of body quotes asks.
+FORGIVING = ("typo-title", "regional", "quoted", "quoted-across")
+
+
+@pytest.fixture(scope="module")
+def forgiving(measured):
+    name, _, data, _ = measured
+    if name != "demo":
+        pytest.skip("measured on the demo site; docs/ranking.md has the other sites")
+    queries = data / "forgiving.tsv"
+    gen = run_cli("eval", "--data", str(data), "--generate", str(queries), "--seed", str(SEED), "--no-progress",
+                  "--types", ",".join((*FORGIVING, "typo-line")))  # fmt: skip
+    assert gen.returncode == 0, gen.stderr
+    result = run_cli("eval", str(queries), "--data", str(data), "--json", "--no-progress", timeout=1800)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("qtype", FORGIVING)
+def test_forgiving_queries_rank_at_least_as_the_bigram_bm25(forgiving, qtype):
+    ours, theirs = _row(forgiving, "tansuo", qtype), _row(forgiving, "bm25-grams", qtype)
+    assert ours["queries"] > 0
+    for metric in ("mrr@10", "ndcg@10"):
+        assert ours[metric] >= theirs[metric], f"{qtype}: Tansuo {metric} {ours[metric]:.3f} < bm25-grams {theirs[metric]:.3f}"
+    if qtype.startswith("quoted"):
+        assert ours["mrr@10"] >= FLOORS["body-quote"]
+
+
+@pytest.mark.xfail(reason="issue 36: a help page's line with one wrong character still ranks below the bigram "
+                   "BM25 (demo 0.915 against 0.975, docs/ranking.md 'Forgiving search')", strict=False)  # fmt: skip
+def test_a_line_with_one_wrong_character_ranks_at_least_as_the_bigram_bm25(forgiving):
+    ours, theirs = _row(forgiving, "tansuo", "typo-line"), _row(forgiving, "bm25-grams", "typo-line")
+    assert ours["mrr@10"] >= theirs["mrr@10"]

@@ -134,3 +134,28 @@ def test_the_pages_run_their_own_scripts_and_styles_under_the_content_security_p
         assert violations == []
     finally:
         context.close()
+
+
+def test_a_mistyped_query_shows_the_corrected_results_and_offers_the_query_as_typed(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/")
+    page.locator("input[name=q]").fill("无限网络")  # 线 typed as 限, same pinyin: no page holds 无限
+    page.locator("input[name=q]").press("Enter")
+    page.wait_for_selector("ol.results li.result")
+    notice = page.locator(".did-you-mean")
+    assert notice.inner_text() == "已显示“无线网络”的结果；仍然搜索：无限网络"
+    assert page.locator("li.result .result-title em").first.inner_text() == "无线网络"
+    assert page.locator("input[name=q]").input_value() == "无限网络"
+
+    notice.locator("a.as-typed").click()
+    page.wait_for_url("**as_typed=1**")
+    assert page.locator(".did-you-mean").count() == 0
+
+
+def test_a_mistyped_query_that_finds_its_pages_anyway_is_offered_its_correction(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/?q=" + "防火强配置")  # 墙 typed as 强: the pages are found through 防火 anyway
+    page.wait_for_selector("ol.results li.result")
+    assert page.locator(".did-you-mean").inner_text() == "您是不是要找：防火墙配置"
+    page.locator(".did-you-mean a").click()
+    page.wait_for_selector("ol.results li.result")
+    assert page.locator("input[name=q]").input_value() == "防火墙配置"
+    assert page.locator(".did-you-mean").count() == 0

@@ -168,3 +168,23 @@ def test_without_a_token_the_console_is_off(tmp_path: Path) -> None:
     page = client.get("/admin")
     assert page.status_code == 403 and "TANSUO_API_TOKEN" in page.get_data(as_text=True)
     assert client.post("/admin/login", data={"token": ""}).status_code == 403
+
+
+def _notice(page: str) -> str:
+    return re.sub(r"<[^>]+>", "", page.split('role="alert"', 1)[-1].split("</div>", 1)[0])
+
+
+def test_seeds_on_the_operators_network_are_refused_in_chinese_unless_allowed(client, cfg: Settings) -> None:
+    # An intranet is the main use: the console refused a seed on the network the
+    # operator had just crawled, in English inside the Chinese page ("种子未提交：seed …").
+    csrf = log_in(client)
+    refused = client.post("/admin/seeds", data={"csrf": csrf, "urls": "http://127.0.0.1:8000/"})
+    notice = _notice(refused.get_data(as_text=True))
+    assert refused.status_code == 403 and "--allow-private-networks" in notice and "内网" in notice
+    assert not re.search(r"\b(seed|is on|private network|allow)\b", notice.replace("--allow-private-networks", "")), notice
+    bad = client.post("/admin/seeds", data={"csrf": csrf, "urls": "ftp://x"})
+    assert "不是 http" in _notice(bad.get_data(as_text=True))
+    opened = create_app(cfg.model_copy(update={"crawler_allow_private_networks": True}),
+                        index=build_search_index(cfg, read_only=True)).test_client()  # fmt: skip
+    csrf = log_in(opened)
+    assert opened.post("/admin/seeds", data={"csrf": csrf, "urls": "http://127.0.0.1:8000/"}).status_code == 303

@@ -15,8 +15,11 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import schemathesis
@@ -123,3 +126,48 @@ def test_no_operation_answers_5xx_off_contract_or_slowly(base_url: str) -> None:
             except Exception as exc:  # collect every operation's first failure, then fail once
                 failures.append(f"{operation.label} ({mode.value}): {exc}")
     assert not failures, "\n\n".join(failures)
+
+
+PHASES = "examples,coverage,fuzzing,stateful"
+CLI_EXAMPLES = 20  # per operation: the four phases take about 20 s here
+
+
+def test_schemathesis_finds_nothing_in_any_of_its_phases(base_url: str, tmp_path) -> None:
+    # The command line as an operator or a CI job runs it, with every default check
+    # (the ones above and more: a 405 without Allow, a valid request refused, an invalid
+    # one accepted, ...), over the four phases; its coverage phase found 21 failures.
+    schemathesis_cli = Path(sys.executable).with_name("schemathesis")
+    run = subprocess.run(
+        [str(schemathesis_cli), "--config-file", str(Path(__file__).with_name("schemathesis.toml")), "run",
+         f"{base_url}/api/openapi.json", "--phases", PHASES, "-n", str(CLI_EXAMPLES),
+         "-H", f"Authorization: Bearer {TOKEN}", "--no-color"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,  # its report files stay out of the repository
+        env={**os.environ, "SCHEMATHESIS_HOOKS": ""},
+    )  # fmt: skip
+    summary = run.stdout[run.stdout.find("SUMMARY") :]
+    assert run.returncode == 0, run.stdout[-6000:]
+    for phase in ("Examples", "Coverage", "Fuzzing", "Stateful"):
+        assert f"✅ {phase}" in summary, summary
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.headers.get("Content-Type", ""), resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("Content-Type", ""), exc.read().decode()
+
+
+def test_a_query_too_long_for_a_request_line_gets_the_apis_own_answer(base_url: str) -> None:
+    # About 900 Han characters passed gunicorn's 8190-byte request line, which answered
+    # with its own HTML "414 Request Line is too large" instead of the API's JSON error.
+    quoted = urllib.parse.quote("长" * 950)
+    status, ctype, body = _get(f"{base_url}/api/search?q={quoted}")
+    assert (status, ctype) == (400, "application/json") and "too long" in json.loads(body)["error"]
+    status, ctype, body = _get(f"{base_url}/?q={quoted}")
+    assert status == 400 and ctype.startswith("text/html") and "查询太长" in body
+
+
+def test_a_query_that_is_not_utf8_is_refused(base_url: str) -> None:
+    status, ctype, body = _get(f"{base_url}/api/search?q=%ED%A0%80")
+    assert (status, ctype) == (400, "application/json") and "UTF-8" in json.loads(body)["error"]

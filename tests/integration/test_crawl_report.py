@@ -53,6 +53,7 @@ def _crawl(tmp_path: Path) -> Settings:
 
 def test_the_report_says_per_host_what_was_fetched_skipped_and_why(tmp_path: Path) -> None:
     cfg = _crawl(tmp_path)
+    index = build_search_index(cfg)
     out = subprocess.run([sys.executable, "-m", "services.cli.main", "report", "--data", str(tmp_path), "--json"],
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -65,8 +66,15 @@ def test_the_report_says_per_host_what_was_fetched_skipped_and_why(tmp_path: Pat
     assert dead["fetched"] == 0 and dead["given_up"] == "connection"
     assert dead["failed"] == {"connection": 1}
     assert report["totals"]["hosts_given_up"] == 1 and report["totals"]["fetched"] == 3
+    # Errors: the 404, the 403 and the seed that never answered, by URL.
+    assert (site["errors"], dead["errors"], report["totals"]["errors"]) == (2, 1, 3)
+    assert report["totals"]["documents"] == 0
+    assert [(p["url"], p["kind"], p["why"]) for p in report["problems"]] == [
+        (f"{DEAD}/", "error", "connection"), (f"{SITE}/missing", "error", "HTTP 404"),
+        (f"{SITE}/secret", "error", "HTTP 403"),
+    ]  # fmt: skip
 
-    client = create_app(cfg, index=build_search_index(cfg)).test_client()
+    client = create_app(cfg, index=index).test_client()
     assert client.get("/api/report").status_code == 401
     api = client.get("/api/report", headers={"Authorization": f"Bearer {TOKEN}"})
     assert api.status_code == 200 and api.get_json() == report

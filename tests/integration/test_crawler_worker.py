@@ -55,6 +55,7 @@ GBK_PAGE = """<html><head><meta http-equiv="Content-Type" content="text/html; ch
 NOFOLLOW_PAGE = """<html><head><meta name="robots" content="noindex, nofollow"><title>私密</title></head>
 <body><a href="/utf8.html">链接</a></body></html>""".encode()
 ROBOTS = "\ufeffUser-agent: *\nDisallow: /private/\n# 中文注释\n".encode()
+HUGE_ROBOTS = b"User-agent: *\nDisallow: /huge-private/\n" + b"# a padding line of a very large file\n" * 20_000
 PDF = b"%PDF-1.4\n" + b"0" * 500
 
 
@@ -110,6 +111,21 @@ class Handler(QuietHandler):
     def robots(self) -> None:
         self.reply(200, ROBOTS, "text/plain")
 
+    def robots_huge(self) -> None:
+        # Past the page cap (4 KiB here) and the robots.txt cap (512 KiB) both.
+        self.reply(200, HUGE_ROBOTS, "text/plain")
+
+    def robots_huge_streamed(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        for start in range(0, len(HUGE_ROBOTS), 65536):
+            try:
+                self.wfile.write(HUGE_ROBOTS[start : start + 65536])
+            except OSError:  # the crawler stopped reading, as it should
+                break
+        self.close_connection = True
+
     def robots_moved(self) -> None:
         # The common case: http://host/robots.txt sends the crawler to another URL.
         self.reply(301, b"", Location="/robots-final.txt")
@@ -152,6 +168,8 @@ ROUTES = {
     "/doc.pdf": Handler.pdf,
     "/robots.txt": Handler.robots,
     "/robots-moved.txt": Handler.robots_moved,
+    "/robots-huge.txt": Handler.robots_huge,
+    "/robots-huge-streamed.txt": Handler.robots_huge_streamed,
     "/robots-final.txt": Handler.robots_final,
     "/conditional.html": Handler.conditional,
     "/nofollow.html": Handler.nofollow,
@@ -254,6 +272,8 @@ def result(site: Site, tmp_path_factory: pytest.TempPathFactory) -> CrawlResult:
         job(f"{b}/doc.pdf"),
         job(f"{b}/robots.txt", kind="robots"),
         job(f"{b}/robots-moved.txt", kind="robots"),
+        job(f"{b}/robots-huge.txt", kind="robots"),
+        job(f"{b}/robots-huge-streamed.txt", kind="robots"),
         job(f"{b}/robots-chain-five/5", kind="robots"),
         job(f"{b}/robots-chain-six/6", kind="robots"),
         job(f"{b}/conditional.html", etag='"v1"'),
@@ -271,8 +291,8 @@ def result(site: Site, tmp_path_factory: pytest.TempPathFactory) -> CrawlResult:
 
 
 def test_every_job_gets_exactly_one_page_event(result: CrawlResult, site: Site) -> None:
-    assert len(result.events) == 39  # 38 jobs + the late one; the junk message has none
-    assert result.summary["events_seen"] == 38
+    assert len(result.events) == 41  # 40 jobs + the late one; the junk message has none
+    assert result.summary["events_seen"] == 40
 
 
 def test_every_job_is_committed_after_the_run(result: CrawlResult) -> None:
@@ -343,10 +363,11 @@ def test_pages_over_the_size_limit_are_too_large(result: CrawlResult, site: Site
         assert (event.status, event.error, event.store_key) == (0, "too_large", "")
 
 
-def test_non_html_is_stored_but_not_parsed(result: CrawlResult, site: Site) -> None:
+def test_a_document_is_stored_and_handed_on_unparsed(result: CrawlResult, site: Site) -> None:
     event = result.events[f"{site.base}/doc.pdf"]
-    assert (event.status, event.error, event.content_type) == (200, "not_html", "application/pdf")
-    assert event.body == "" and f"{site.base}/doc.pdf" not in result.links
+    assert (event.status, event.error, event.content_type, event.document) == (200, "", "application/pdf", "pdf")
+    assert event.body == "" and not event.indexable  # its text comes from the extractor (docs/documents.md)
+    assert result.links[f"{site.base}/doc.pdf"].links == []  # a node of the link graph, no outlinks
     assert result.store.get(event.store_key).body == PDF  # type: ignore[union-attr]
 
 
@@ -355,6 +376,19 @@ def test_robots_job_reports_the_text_without_bom(result: CrawlResult, site: Site
     assert event.kind == "robots" and event.status == 200
     assert event.robots_txt == "User-agent: *\nDisallow: /private/\n# 中文注释\n"
     assert f"{site.base}/robots.txt" not in result.links
+
+
+def test_a_robots_txt_past_the_page_cap_is_read_up_to_its_own_cap(result: CrawlResult, site: Site) -> None:
+    # RFC 9309 2.5: at least 500 KiB of a robots.txt is parsed; the rest may be ignored.
+    # The page cap (4 KiB here, 10 MiB by default) refused it whole, and the host was
+    # given up for a file it could have read.
+    assert len(HUGE_ROBOTS) > 512 * 1024
+    for path in ("/robots-huge.txt", "/robots-huge-streamed.txt"):
+        event = result.events[site.base + path]
+        assert (event.status, event.error) == (200, ""), path
+        assert event.robots_txt.startswith("User-agent: *\nDisallow: /huge-private/\n"), path
+        assert len(event.robots_txt.encode()) <= 512 * 1024 and event.robots_txt.endswith("\n"), path
+        assert event.limits == ["robots_size"], path
 
 
 def test_robots_redirects_are_followed_to_the_file(result: CrawlResult, site: Site) -> None:

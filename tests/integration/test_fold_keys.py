@@ -108,14 +108,14 @@ def test_a_search_reads_only_the_documents_it_shows(tmp_path: Path, legacy_path:
     old.close()
 
 
-@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before own_text", "before the fold keys"])
-def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, bool]) -> None:
+@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before the documents", "before the page dates", "before own_text", "before the fold keys"])
+def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, bool, bool, bool]) -> None:
     legacy_path = tmp_path / "legacy"
     legacy_path.mkdir()
     tantivy.Index(_schema(*layout), path=str(legacy_path))
     before = json.loads((legacy_path / "meta.json").read_text())["schema"]
     index = TantivySearchIndex(legacy_path, CFG)
-    assert (index._fold_keys, index._own_text) == layout
+    assert (index._fold_keys, index._own_text, index._dates, index._documents) == layout
     index.upsert([_signed(index_doc("https://a.example.cn/1", body="共同 一")), index_doc("https://a.example.cn/2", body="共同")])
     index.commit()
     index.set_link_fields({"https://a.example.cn/1": LinkFields(pagerank=0.5, rank=2.0, anchors="", anchors_tokens="")})
@@ -222,4 +222,22 @@ def test_a_swap_stopped_between_its_renames_is_finished_on_open(legacy_path: Pat
     index = TantivySearchIndex(legacy_path, CFG, read_only=True)
     assert index._fold_keys and _answers(index) == before
     assert _siblings(legacy_path) == [legacy_path.name]
+    index.close()
+
+
+def test_an_index_from_before_the_page_dates_sorts_by_date_from_its_fetch_times(tmp_path: Path) -> None:
+    from services.common.domain.search_types import SearchQuery
+    from services.search.query_plan import words_query
+
+    path = tmp_path / "legacy"
+    path.mkdir()
+    tantivy.Index(_schema(*_LAYOUTS[2]), path=str(path))
+    index = TantivySearchIndex(path, CFG)
+    assert not index._dates
+    docs = [dataclasses.replace(index_doc(f"https://a.example.cn/{n}", body="共同"), fetched_at=t)
+            for n, t in enumerate([3.0e9, 1.0e9, 2.0e9])]  # fmt: skip
+    index.upsert(docs)
+    index.commit()
+    found = index.search(SearchQuery(tree=words_query(CFG, ["共同"]), limit=2, sort="date"))
+    assert found.total == 3 and [h.url for h in found.hits] == ["https://a.example.cn/0", "https://a.example.cn/2"]
     index.close()

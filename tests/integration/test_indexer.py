@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,9 +157,13 @@ def test_redelivery_after_the_index_commit_but_before_the_bus_commit_changes_not
     events = [page_event(f"https://example.cn/{i}", f"页面 {i}", f"第 {i} 页的正文。") for i in range(5)]
     pipe.publish(*events)
     pipe.publish(page_event("https://example.cn/0?print=1", "页面 0", "第 0 页的正文。"))
-    while pipe.indexer.step(0.0):
-        pass
-    pipe.index.commit()  # the crash hits between the index commit and the bus commit
+
+    def killed(*args: object) -> None:  # the crash hits between the index commit and the bus commit
+        raise KeyboardInterrupt
+
+    pipe.bus.commit = killed  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        pipe.drain()
     before = sorted(pipe.index.urls())
     pipe.crash()
     pipe.drain()
@@ -211,7 +216,7 @@ def test_run_flushes_what_is_pending_when_stopped(tmp_path: Path) -> None:
     try:
         worker.start()
         pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
-        assert _wait_for(lambda: pipe.indexer.indexed == 1)
+        assert _wait_for(lambda: pipe.indexer.held == 1)
         assert pipe.index.count() == 0  # the hour-long interval has not passed
     finally:
         stop.set()
@@ -267,7 +272,7 @@ def test_while_nobody_searches_the_index_commits_wait_for_the_idle_interval(tmp_
         threading.Event().wait(0.4)  # idle since the indexer started
         pipe.publish(page_event("https://example.cn/a", "页面", "正文。"))
         _step_for(pipe, 0.5)
-        assert pipe.indexer.indexed == 1 and pipe.index.count() == 0
+        assert pipe.indexer.held == 1 and pipe.index.count() == 0
         # A search from another process (a read-only view, as `tansuo serve` holds)
         # brings the commits back to their interval.
         TantivySearchIndex(tmp_path / "index", IDLE, read_only=True).search(
@@ -288,3 +293,54 @@ def test_with_the_idle_rule_off_commits_keep_their_interval(tmp_path: Path) -> N
         assert pipe.index.count() == 1
     finally:
         pipe.close()
+
+
+def _commits(pipe: Pipeline) -> list[float]:
+    """The commit time of each documents.indexed announcement: one or more a commit."""
+    from services.common.domain.messages import TOPIC_INDEXED, IndexedDocuments
+
+    return [IndexedDocuments.from_bytes(m.payload).at for m in pipe.bus.poll(TOPIC_INDEXED, "ranker", 0.1, 1000)]
+
+
+def test_a_commit_falls_due_inside_a_poll_not_only_after_it(tmp_path: Path) -> None:
+    # Building 300 documents takes far longer than 10 ms: the old indexer committed once,
+    # after the whole poll, so the first pages waited for the last ones.
+    pipe = Pipeline(tmp_path, Settings(indexer_commit_interval_s=0.01, indexer_batch_size=1000))
+    try:
+        pipe.publish(*[page_event(f"https://example.cn/{i}", f"页面 {i}", f"第 {i} 页的正文。") for i in range(300)])
+        assert pipe.indexer.step(0.0) == 300  # one poll
+        pipe.indexer.flush()
+        assert len(set(_commits(pipe))) > 1
+        assert pipe.index.count() == 300 and pipe.bus.pending(TOPIC_PAGES, GROUP) == 0
+    finally:
+        pipe.close()
+
+
+def test_a_removal_spares_a_page_fetched_again_in_the_same_batch(pipe: Pipeline) -> None:
+    from services.common.domain.messages import TOPIC_REMOVALS, PageRemoval
+
+    old = dataclasses.replace(page_event("https://example.cn/a", "页面", "旧的正文。"), fetched_at=100.0)
+    gone = dataclasses.replace(page_event("https://example.cn/b", "页面", "另一页。"), fetched_at=100.0)
+    pipe.publish(old, gone)
+    pipe.drain()
+    # a is fetched again after the scheduler decided its removal, and the new copy
+    # reaches the indexer first, in a batch not yet committed; b is not fetched again.
+    pipe.bus.subscribe(TOPIC_REMOVALS, GROUP)
+    pipe.publish(dataclasses.replace(old, body="新的正文。", content_hash="new", fetched_at=300.0))
+    pipe.indexer.step(0.0)
+    for url in ("https://example.cn/a", "https://example.cn/b"):
+        pipe.bus.publish(TOPIC_REMOVALS, PageRemoval(url, "redirected", 200.0).to_bytes(), key="example.cn")
+    pipe.drain()
+    assert pipe.index.urls() == ["https://example.cn/a"]
+    assert pipe.index.fetch_times(["https://example.cn/a"]) == {"https://example.cn/a": 300.0}
+
+
+def test_the_lag_is_the_wait_of_the_oldest_page_held(pipe: Pipeline) -> None:
+    assert pipe.indexer.lag() == 0.0
+    now = time.time()
+    pipe.publish(*(dataclasses.replace(page_event(f"https://example.cn/{i}", "页", f"正文 {i}"), fetched_at=now - age)
+                   for i, age in enumerate((5.0, 30.0, 10.0))))  # fmt: skip
+    pipe.indexer.step(0.0)
+    assert 30.0 <= pipe.indexer.lag() < 60.0
+    pipe.indexer.flush()
+    assert pipe.indexer.lag() == 0.0

@@ -59,7 +59,11 @@ def test_a_fragment_cut_across_words_finds_its_page_first(service: SearchService
 def test_a_quoted_phrase_must_occur_verbatim(service: SearchService) -> None:
     found = _urls(service, '"装镜像"')
     assert found == [url(0, "/install")]  # 下载安装镜像: no page holds 装镜像 split into words
-    assert _urls(service, '"镜像安装"') == []
+    # No page holds 镜像安装: what the same words find without quotes, and the answer says so.
+    unquoted = service.search('"镜像安装"', size=50)
+    assert unquoted["unquoted"] is True and unquoted["matched_all"] is False
+    assert [r["url"] for r in unquoted["results"]] == _urls(service, "镜像安装")
+    assert service.search('"装镜像"')["unquoted"] is False
     assert _urls(service, '"apt-get install"') == [url(0, "/apt")]
 
 
@@ -155,8 +159,12 @@ def test_short_queries_keep_and_like_precision(service: SearchService) -> None:
 
 
 def test_a_mistyped_word_still_finds_its_page_through_its_parts(service: SearchService) -> None:
-    out = service.search("远程登陆")  # 远程登录 on the page: jieba keeps 远程登陆 whole
+    out = service.search("远程登陆", as_typed=True)  # 远程登录 on the page: jieba keeps 远程登陆 whole
     assert url(0, "/ssh") in [r["url"] for r in out["results"]][:3] and out["matched_all"] is False
+    # Searched as typed by default, the query is corrected to what the pages say.
+    out = service.search("远程登陆")
+    assert out["did_you_mean"] == {"query": "远程登录", "shown": True}
+    assert [r["url"] for r in out["results"]][0] == url(0, "/ssh") and out["query"] == "远程登陆"
     out = service.search("防火墙配制")  # 配置, mistyped: no page holds both words
     assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
 
@@ -221,3 +229,39 @@ def test_a_word_rare_in_titles_alone_does_not_lift_a_page_of_links_over_the_answ
     assert list(scores)[0] == "https://qa.example.cn/a/1"
     # What is left of the front page's score is the rank feature every page has (0.75).
     assert scores["https://qa.example.cn/"] < 0.9 < 16 < scores["https://qa.example.cn/a/1"]
+
+
+def test_a_taiwan_word_typed_in_simplified_finds_its_pages(service: SearchService) -> None:
+    # 軟體 folds to 软件 on the page; 软体 typed alone is Taiwan's word in simplified
+    # characters, and its other region's name (OpenCC's phrase tables) finds the page.
+    assert _urls(service, "软体")[0] == url(3, "/software")
+    assert url(3, "/network") in _urls(service, "网络设定")[:3]
+
+
+def test_a_quoted_phrase_copied_across_a_heading_into_its_paragraph_finds_its_page(service: SearchService) -> None:
+    # The heading 分区 and the paragraph 本文介绍… are two blocks: no bigram spans them.
+    out = service.search('"分区本文介绍"')
+    assert [r["url"] for r in out["results"]] == [url(0, "/install")] and out["unquoted"] is False
+
+
+def test_a_nickname_steers_the_ranking_but_never_drops_a_page(service: SearchService) -> None:
+    found = _urls(service, "excel 排序")
+    assert found[0] == url(1, "/office/sort")
+    assert url(1, "/search/bm25") in found  # 排序 without a word of Excel's: still found
+
+
+def test_a_mistyped_query_shows_what_its_correction_finds_unless_asked_as_typed(service: SearchService) -> None:
+    out = service.search("防火墙配制")  # 配置, mistyped
+    assert out["did_you_mean"] == {"query": "防火墙配置", "shown": True}
+    assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
+    assert service.search("防火墙配制", as_typed=True)["did_you_mean"] is None
+    assert service.search("防火墙配置")["did_you_mean"] is None
+
+
+def test_a_query_in_pinyin_finds_the_words_it_spells_but_a_latin_word_pages_hold_is_searched_as_typed(
+    service: SearchService,
+) -> None:
+    out = service.search("fanghuoqiang")  # no page holds it: read as the Chinese it spells
+    assert out["did_you_mean"] == {"query": "防火墙", "shown": True}
+    assert out["results"][0]["url"] in {url(0, "/firewall"), url(2, "/2024/firewall")}
+    assert service.search("rsync")["did_you_mean"] is None

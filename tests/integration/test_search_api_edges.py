@@ -1,5 +1,5 @@
-"""Edges of the search API and the web UI, found by a review against what the README,
-docs/ranking.md and services/api/openapi.json promise: paging, totals, the query
+"""Edges of the search API and the web UI, found by a review against what docs/search.md,
+docs/api.md, docs/ranking.md and services/api/openapi.json promise: paging, totals, the query
 language's operators as Chinese users type them, site: filters and odd input.
 
 One app over a small real tantivy index, built as tests/integration/test_api.py builds

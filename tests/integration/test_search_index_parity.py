@@ -89,6 +89,15 @@ QUERIES = [
     ("網路設定", ""),
     ("怎么配置无线网络", ""),
     ("如何用 pip 安装软件包？", ""),
+    # forgiving search (issue 36): a typo the bigram overlap and the correction take,
+    # a long line with a wrong character (its thirds), a Taiwan word typed in
+    # simplified, a nickname as a hint, a quote across a heading, a quote nowhere
+    ("防火墙配制", ""),
+    ("本地端口转发可以把远成服务映射到本机", ""),
+    ("软体", ""),
+    ("excel 排序", ""),
+    ('"分区本文介绍"', ""),
+    ('"镜像安装"', ""),
 ]
 TOP = 5
 

@@ -95,3 +95,31 @@ def test_no_module_level_import_cycle() -> None:
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def test_every_adapter_error_is_a_kind_the_ports_declare() -> None:
+    from services.common.adapters.elasticsearch.search_index import IndexWriteError
+    from services.common.adapters.kafka.bus import BusError, BusUnavailable
+    from services.common.adapters.redis.connection import StateUnavailable
+    from services.common.adapters.redis.frontier import FrontierLayoutError
+    from services.common.adapters.s3.page_store import StoreError, StoreUnavailable
+    from services.common.adapters.tantivy.search_index import IndexLocked
+    from services.common.errors import (
+        BackendError,
+        BackendUnavailable,
+        ConfigError,
+        IndexUnavailable,
+        IndexWriterBusy,
+    )
+
+    for unavailable in (BusUnavailable, StateUnavailable, StoreUnavailable, IndexUnavailable):
+        assert issubclass(unavailable, BackendUnavailable), unavailable
+    for refused in (BusError, StoreError, IndexWriteError):
+        assert issubclass(refused, BackendError), refused
+    assert issubclass(FrontierLayoutError, ConfigError)
+    assert issubclass(IndexLocked, IndexWriterBusy) and issubclass(IndexLocked, IndexUnavailable)
+
+
+def test_runtime_and_adapters_do_not_import_each_other() -> None:
+    assert _offenders("services.common.runtime", ("services.common.adapters",)) == []
+    assert _offenders("services.common.adapters", ("services.common.runtime",)) == []

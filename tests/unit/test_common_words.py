@@ -149,10 +149,11 @@ def test_below_the_floor_in_pages_common_words_keep_their_bigrams_and_body_phras
 
 
 def _score_only(plan: Plan, word: str) -> list[Node]:
-    """The score-only clauses that name ``word`` by a term."""
+    """The score-only clauses that name ``word`` by a term of a word field (the free
+    text's bigram overlap may hold it as a bigram too)."""
     def names(node: Node) -> bool:
         if isinstance(node, Term):
-            return node.value == word
+            return node.value == word and node.field.endswith("_tokens")
         return isinstance(node, Bool) and any(names(n) for n in (*node.must, *node.should))
     return [n for n in plan.tree.should if names(n)]
 

@@ -68,3 +68,17 @@ def test_thirty_thousand_documents_build():
     docs = [doc(f"http://a/{i}", [f"t{i % 500}"], [f"w{(i * 7 + j) % 3000}" for j in range(60)]) for i in range(30_000)]
     r = BaselineRankers(docs)
     assert len(r.bm25("w1 w2", 100)) == 100
+
+
+def test_bigram_bm25_finds_a_line_with_one_wrong_character_by_its_intact_bigrams():
+    docs = [
+        CorpusDoc("http://p/1", "静夜思", "", "床前明月光，疑是地上霜。", (), (), 1.0),
+        CorpusDoc("http://p/2", "春晓", "", "春眠不觉晓，处处闻啼鸟。", (), (), 1.0),
+        CorpusDoc("http://p/3", "靜夜", "", "明日", (), (), 1.0),
+    ]
+    r = BaselineRankers(docs)
+    # 床前名月光: 名 for 明 leaves 床前 and 月光 intact; the word BM25 sees other words.
+    assert r.bm25_grams("床前名月光") == ["http://p/1"]
+    # Traditional script folds to the simplified bigrams the page is indexed by.
+    assert r.bm25_grams("靜夜思")[0] == "http://p/1"
+    assert "bm25-grams" in r.rankers()

@@ -1,6 +1,8 @@
-"""`tansuo eval --generate`: three query types, uniqueness rules, determinism."""
+"""`tansuo eval --generate`: four query types, uniqueness rules, determinism."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from services.evaluation.corpus import CorpusDoc
 from services.evaluation.generate import generate
@@ -103,3 +105,38 @@ def test_a_large_index_is_read_in_passes_not_held():
     assert generate(read, seed=2, max_pages=10) == generate(docs, seed=2, max_pages=10)
     # All pages with tokens (titles, frequencies), the ten chosen, all pages' text (quotes).
     assert calls == [(True, None), (True, 10), (False, None)]
+
+
+def _document(url: str, body: str, link_text: str, title: str = "") -> CorpusDoc:
+    return dataclasses.replace(doc(url, title, body), filetype="pdf", link_text=link_text)
+
+
+def test_a_document_gets_its_link_text_as_a_query_when_no_other_document_shares_it():
+    docs = [
+        _document("http://x/a.pdf", "北京大学二〇二六年硕士研究生招生简章报名时间", "2026年硕士研究生招生简章"),
+        _document("http://x/b.pdf", "清华大学今年博士研究生招生目录公布于此处", "招生目录"),
+        _document("http://x/c.pdf", "复旦大学今年博士研究生招生目录公布于此处", "招生目录"),
+        doc("http://x/page.html", "首页", "各类文件下载"),
+    ]
+    links = [j for j in generate(docs) if j.qtype == "link-text"]
+    assert [(j.query, j.relevant) for j in links] == [("2026年硕士研究生招生简章", ("http://x/a.pdf",))]
+    # An untitled document still gets its body quote, and no title query.
+    made = generate(docs)
+    assert any(j.qtype == "body-quote" and j.relevant == ("http://x/a.pdf",) for j in made)
+    assert not any(j.qtype == "title" and j.relevant == ("http://x/a.pdf",) for j in made)
+def test_the_forgiving_types_are_what_their_pages_say_slightly_wrong():
+    from services.common.analysis.pinyin_keys import pinyin_of
+    from services.evaluation.generate import ALL_TYPES
+
+    docs = [*DOCS, doc("http://a.cn/6", "打印预览", "打印之前先看预览。\n打印范围\n设置纸张大小和方向。")]
+    got = by_type(generate(docs, seed=3, types=ALL_TYPES))
+    assert "title" in got and "typo-title" in got
+    for url, typo in got["typo-title"].items():
+        title = next(d.title for d in docs if d.url == url)
+        wrong = [(a, b) for a, b in zip(typo, title) if a != b]  # noqa: B905 - same length
+        assert len(typo) == len(title) and len(wrong) == 1 and pinyin_of(wrong[0][0]) == pinyin_of(wrong[0][1])
+    assert got["pinyin"]["http://a.cn/6"] == "dayinyulan"
+    assert got["quoted"]["http://a.cn/1"] == f'"{got["body-quote"]["http://a.cn/1"]}"'
+    # 10 characters across the heading 打印范围 and the paragraph after it, as copied.
+    assert "印范围设置" in got["quoted-across"]["http://a.cn/6"]
+    assert set(generate(DOCS, seed=3)) == set(generate(DOCS, seed=3, types=("title", "title-words", "body-quote", "link-text")))

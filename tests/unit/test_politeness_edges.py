@@ -1,5 +1,5 @@
 """Edges of the scheduler's recrawl timing, robots.txt cap and Retry-After, against
-RFC 9309, RFC 9110 and the README ("Freshness, politeness and duplicates"), found by a
+RFC 9309, RFC 9110 and docs/operations.md ("Freshness, politeness and duplicates"), found by a
 review of the crawl's politeness. Hand-moved clock, SQLite in memory: no network.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from services.common.adapters.sqlite.frontier import SqliteFrontierState
 from services.common.config import Settings
-from services.common.domain.messages import FetchJob, PageEvent
+from services.common.domain.messages import FetchJob, LinkBatch, Outlink, PageEvent
 from services.crawler.message_caps import OutcomeCaps, cap_robots
 from services.scheduler.frontier import Frontier
 from services.scheduler.retry_after import retry_after_until
@@ -83,7 +83,7 @@ def run_continuously(f: Frontier, clock: Clock, seconds: float, respond, step: f
     ids=["404-every-time", "410-every-time", "same-redirect-every-time"],
 )
 def test_a_url_that_answers_the_same_every_time_backs_off_like_an_unchanged_page(status, fields):
-    # README: "when the page comes back unchanged ... the interval doubles ... within
+    # docs/operations.md: "when the page comes back unchanged ... the interval doubles ... within
     # [5 minutes, 30 days]". A URL that keeps answering 404/410, or keeps redirecting to
     # the same place, has not changed either; Nutch sends gone pages to the maximum
     # interval. Its interval was reset to the first hour on every fetch.
@@ -104,7 +104,7 @@ def test_a_url_that_answers_the_same_every_time_backs_off_like_an_unchanged_page
 
 
 def test_urls_of_a_host_whose_robots_txt_stays_unreachable_back_off():
-    # README: "A URL that failed its quick retries is tried again after 1 hour and backs
+    # docs/operations.md: "A URL that failed its quick retries is tried again after 1 hour and backs
     # off the same way." The URLs of a host given up because its robots.txt answers 503
     # came back after exactly one hour, every hour, for ever: the host's robots.txt was
     # asked 24 times a day however long it had been down.
@@ -119,8 +119,79 @@ def test_urls_of_a_host_whose_robots_txt_stays_unreachable_back_off():
 # --- robots.txt ----------------------------------------------------------------------
 
 
+def test_new_links_to_a_host_given_up_over_its_robots_txt_do_not_fetch_it_again():
+    # RFC 9309 2.3.1.4: an unreachable robots.txt defers the host. Once given up, each
+    # new link to the host started another robots.txt fetch, and another give-up: about
+    # one request a second for as long as links kept coming.
+    clock = Clock(1_700_000_000.0)
+    f = make(clock, frontier_host_delay_s=1.0)
+    robots_requests = 0
+    for second in range(600):  # a crawled page elsewhere links here once a second
+        f.offer_links(LinkBatch(source="http://other.cn/", depth=0,
+                                    links=[Outlink(f"{SITE}/page-{second}.html")]))  # fmt: skip
+        for job in f.dispatch():
+            assert job.kind == "robots"
+            robots_requests += 1
+            f.complete(answer(job, 503))
+        clock.now += 1
+    # The retries before giving up (3 by default, backing off), then nothing for the hour.
+    assert robots_requests <= Settings(data_dir=Path("unused")).frontier_max_fetch_failures, robots_requests
+    info = f.state.get_host(HOST)
+    assert info.robots_state == "failed" and info.robots_retry_at > clock.now
+    assert f.counts().queued == 0, "new URLs of the host wait as failed, so a one-pass crawl ends"
+    assert f.state.url_state(f"{SITE}/page-599.html")[0] == "failed"
 
 
+def test_a_host_given_up_over_its_robots_txt_is_asked_again_at_its_retry_time():
+    clock = Clock(1_700_000_000.0)
+    f = make(clock, frontier_host_delay_s=0)
+    start = clock.now
+    sent = run_continuously(f, clock, 3 * HOUR, lambda job: (503, {}) if clock.now < start + HOUR
+                            else ((200, {"robots_txt": "User-agent: *\nAllow: /\n"}) if job.kind == "robots"
+                                  else (200, {"content_hash": "h"})))  # fmt: skip
+    kinds = [job.kind for _, job in sent]
+    assert "page" in kinds, kinds  # the host came back once its robots.txt answered
+    info = f.state.get_host(HOST)
+    assert info.robots_state == "ready" and info.block_reason == ""
+
+
+def test_a_url_disallowed_then_allowed_by_a_refreshed_robots_txt_comes_back():
+    # robots.txt is fetched again after its TTL; a URL its old rules excluded stayed
+    # excluded for ever, whatever the new rules said.
+    clock = Clock(1_700_000_000.0)
+    f = make(clock, frontier_host_delay_s=0)
+    serve_robots(f, clock, 200, "User-agent: *\nDisallow: /drafts/\n")
+    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/drafts/a.html")]))
+    assert f.state.url_state(f"{SITE}/drafts/a.html")[:2] == ("excluded", "robots")
+    (seed,) = f.dispatch()
+    f.complete(answer(seed, 200, content_hash="seed"))
+    clock.now += Settings(data_dir=Path("unused")).frontier_robots_ttl_s + 1
+    f.offer_links(LinkBatch(source=f"{SITE}/", depth=0, links=[Outlink(f"{SITE}/later.html")]))
+    (job,) = f.dispatch()  # the stale robots.txt expired: the host asks for it again
+    assert job.kind == "robots"
+    f.complete(answer(job, 200, robots_txt="User-agent: *\nDisallow: /private/\n"))
+    assert f.state.url_state(f"{SITE}/drafts/a.html")[0] == "queued"
+    clock.now += 10
+    assert f"{SITE}/drafts/a.html" in {j.url for j in f.dispatch()}
+
+
+@pytest.mark.parametrize(
+    "robots, path, allowed",
+    [
+        ("User-agent: Tansuo\nDisallow: /\n", "/a", True),  # another crawler's group
+        ("User-agent: Tansuo\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n", "/a", True),
+        ("User-agent: Tansuo\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n", "/x", False),
+        ("User-agent: tansuobot\nDisallow: /mine\n", "/mine", False),  # any case
+        ("User-agent: TansuoBot/2.1\nDisallow: /mine\n", "/mine", False),  # a version after the token
+        ("User-agent: TansuoBotNext\nDisallow: /\n", "/a", True),
+        ("User-agent: Googlebot\nUser-agent: TansuoBot\nDisallow: /g\n", "/g", False),  # one group, two names
+    ],
+)
+def test_robots_groups_match_the_whole_product_token(robots, path, allowed):
+    # RFC 9309 2.2.1: crawlers match their product token, case-insensitively. protego
+    # matched "Tansuo" as the start of "TansuoBot" and applied another crawler's group.
+    rules = RobotsRules(USER_AGENT)
+    assert rules.allowed(HOST, robots, f"{SITE}{path}") is allowed
 
 
 def test_an_oversized_robots_txt_with_cr_line_ends_keeps_its_first_rules():

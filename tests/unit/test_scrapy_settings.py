@@ -27,6 +27,7 @@ def test_only_the_downloader_middlewares_a_job_needs_are_loaded():
         "scrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware",
         "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware",
         "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware",
+        "services.crawler.robots_size.RobotsSizeMiddleware",
         "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware",
     ]
 

@@ -52,5 +52,7 @@ def test_widening_to_any_word_keeps_the_bigrams() -> None:
 
 
 def test_the_limit_is_a_setting() -> None:
-    assert len(_wanted_grams(LONG, search_word_grams_up_to=6)) == 6
+    words = {tuple(w[i : i + 2] for i in range(len(w) - 1)) for w in LONG.split()}
+    # Each word's bigrams, and those of 接口's Taiwan name 介面 (another name of the word).
+    assert _wanted_grams(LONG, search_word_grams_up_to=6) == words | {("介面",)}
     assert _wanted_grams("防火墙 配置", search_word_grams_up_to=0) == set()

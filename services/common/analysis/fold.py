@@ -42,6 +42,11 @@ def _converter(config: str) -> opencc.OpenCC:
     return opencc.OpenCC(config)
 
 
+def convert(config: str, text: str) -> str:
+    """``text`` through one of OpenCC's conversions (s2t, tw2sp, s2twp …)."""
+    return _convert(config, text)
+
+
 def _convert(config: str, text: str) -> str:
     # One converter per process is shared by threads; OpenCC's C++ object keeps no
     # per-call state, but its Python wrapper's creation is not guarded.
@@ -93,6 +98,11 @@ def _traditional() -> re.Pattern[str]:
 # (儲存格, "cell", becomes 保存格 by 儲存, "save"): fixed before OpenCC, same length.
 _REGIONAL_FIXES = {"儲存格": "单元格", "伺服器": "服务器", "函式": "函数", "預設值": "默认值"}
 _REGIONAL_FIX = re.compile("|".join(map(re.escape, _REGIONAL_FIXES)))
+
+
+def regional_fold(run: str, by_char: str) -> str:
+    """``_regional``: how a traditional run is folded, for a query word (regional.py)."""
+    return _regional(run, by_char)
 
 
 def _regional(run: str, by_char: str) -> str:

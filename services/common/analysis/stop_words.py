@@ -7,12 +7,41 @@ can no longer require, and Chinese function words are few.
 
 from __future__ import annotations
 
-STOP_WORDS = frozenset(
+from collections.abc import Iterable, Iterator
+
+# The shipped defaults; an operator edits the list in the console or adds a file
+# (services/dictionaries/), and ``set_stop_words`` installs it.
+DEFAULT_STOP_WORDS = frozenset(
     """
     的 了 是 在 和 与 及 等 之 或 也 就 都 而 并 其 这 那 个 把 被 着 过 吗 呢 吧 啊
     a an the of to in on at by for from with and or is are was were be been it its as that this
     """.split()
 )
+
+
+class _Current:
+    """The stop words in use, read as a set (``w in STOP_WORDS``), so that modules
+    that imported the name see a list installed after their import."""
+
+    def __init__(self, words: frozenset[str]) -> None:
+        self.words = words
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.words)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+STOP_WORDS = _Current(DEFAULT_STOP_WORDS)
+
+
+def set_stop_words(words: Iterable[str] | None) -> None:
+    """Use these folded words as stop words from now on; None: the defaults."""
+    STOP_WORDS.words = DEFAULT_STOP_WORDS if words is None else frozenset(words)
 
 # Words that make a question a question: 怎么 in 怎么安装软件包 says how the user asks,
 # not what the page is about. A query never requires them (unless it is nothing else)

@@ -17,8 +17,6 @@ the same, slower; the tests run both and compare them.
 
 from __future__ import annotations
 
-import rjieba
-
 from services.common.analysis.grams import add_han_grams, add_word_gram
 from services.common.analysis.words import (
     MAX_TOKEN_CHARS,
@@ -26,11 +24,15 @@ from services.common.analysis.words import (
     SubwordTable,
     add_han_words,
     add_word_run,
+    cut,
     han_words_of_runs,
+    on_user_words_changed,
 )
 from services.common.runtime.native_code import native
 
 _SUBWORDS = SubwordTable()
+# Sub-words are the dictionary's words inside a word: user words add some.
+on_user_words_changed(_SUBWORDS.clear)
 
 
 def streams_of_folded(text: str) -> tuple[list[str], list[str], list[str]]:
@@ -58,8 +60,8 @@ def _assembled(text: str, joined: bool) -> tuple | None:
     if native is None:
         return None
     runs, han = native.scan(text)
-    cut = rjieba.cut(han, hmm=True) if han else []
-    return native.assemble(runs, cut, _SUBWORDS, joined)
+    words = cut(han) if han else []
+    return native.assemble(runs, words, _SUBWORDS, joined)
 
 
 def streams_in_python(text: str) -> tuple[list[str], list[str], list[str]]:

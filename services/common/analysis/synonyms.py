@@ -8,10 +8,14 @@ Two kinds, in folded form (what ``fold`` and the segmenter make of them):
 - Names users type for office modules (excel, ppt, word): one way only, from the
   nickname to the names the pages use.
 
-Kept short and curated: every entry widens what a word matches.
+Kept short and curated: every entry widens what a word matches. These are the shipped
+defaults: an operator edits them in the console or adds a file
+(services/dictionaries/), and ``set_table`` installs the result.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 _EQUIVALENT = (
     ("电子表格", "试算表"),
@@ -46,9 +50,33 @@ def _table() -> dict[str, tuple[str, ...]]:
     return {w: tuple(dict.fromkeys(names)) for w, names in table.items()}
 
 
-_SYNONYMS = _table()
+DEFAULT_SYNONYMS = _table()
+_SYNONYMS: Mapping[str, tuple[str, ...]] = DEFAULT_SYNONYMS
+
+
+_OFFICE_NICKNAMES = frozenset(w for w in _NICKNAMES if w.isascii())
+
+
+def is_nickname(word: str) -> bool:
+    """Whether a folded query word is a name users give a module the pages call
+    otherwise (excel, ppt): a hint of what is meant, never a word a page must hold."""
+    return word in _OFFICE_NICKNAMES
 
 
 def synonyms(word: str) -> tuple[str, ...]:
     """Other names of a folded query word; () for most words."""
     return _SYNONYMS.get(word, ())
+
+
+def set_table(table: Mapping[str, tuple[str, ...]] | None) -> None:
+    """Use ``table`` (folded word -> its other names) from now on; None: the defaults."""
+    global _SYNONYMS
+    _SYNONYMS = DEFAULT_SYNONYMS if table is None else table
+
+
+def default_rules() -> str:
+    """The defaults as synonym rules (Solr's and Elasticsearch's format): one group of
+    equivalent words a line, ``a => b, c`` for one-way names."""
+    lines = [", ".join(group) for group in _EQUIVALENT]
+    lines += [f"{nickname} => {', '.join(names)}" for nickname, names in _NICKNAMES.items()]
+    return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import email.utils
 import math
 import struct
 from collections.abc import Callable
@@ -70,11 +71,23 @@ class IndexDoc:
     # A page of links (PageEvent.link_page): the text its body's tokens were made from,
     # for an index that rebuilds them (tantivy's bigrams); None: they come from the body.
     own_text: str | None = None
+    # The page's date: its Last-Modified header when plausible, else when it was fetched
+    # (page_date); 0.0 in documents indexed before it was kept. Sort by date uses it.
+    modified_at: float = 0.0
+    # The page store's key of the raw page (PageEvent.store_key), for its cached copy;
+    # "" in documents indexed before it was kept.
+    store_key: str = ""
+    # A document (PDF, Office...): its format, the ``filetype:`` operator's value; "" for
+    # an HTML page. Its size in bytes and its pages (slides, sheets), for the result.
+    filetype: str = ""
+    doc_size: int = 0
+    doc_pages: int = 0
 
 
 # IndexDoc fields that hold display text, and numbers; the rest are plain strings.
 DISPLAY_FIELDS = ("title", "headings", "body", "anchors")
-_NUMBER_FIELDS = ("fetched_at", "pagerank", "rank")
+_NUMBER_FIELDS = ("fetched_at", "pagerank", "rank", "modified_at", "doc_size", "doc_pages")
+_INT_FIELDS = ("doc_size", "doc_pages")
 
 
 def index_doc_from(
@@ -88,8 +101,26 @@ def index_doc_from(
         if f.name in ("minhash", "own_text"):  # own_text: only the backend that needs it keeps it
             continue
         read = display if f.name in DISPLAY_FIELDS else number if f.name in _NUMBER_FIELDS else text
-        values[f.name] = read(f.name)
+        values[f.name] = int(read(f.name)) if f.name in _INT_FIELDS else read(f.name)
     return IndexDoc(**values)
+
+
+def page_date(last_modified: str, fetched_at: float) -> float:
+    """A page's date: its Last-Modified header (RFC 9110 HTTP-date), unless missing,
+    unreadable, before 1991 or after the fetch (a clock or a generator that stamps
+    "now"): then when it was fetched."""
+    if last_modified:
+        try:
+            stamp = email.utils.parsedate_to_datetime(last_modified).timestamp()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            stamp = 0.0
+        if _FIRST_WEB_PAGE <= stamp <= fetched_at + _CLOCK_SKEW_S:
+            return min(stamp, fetched_at)
+    return fetched_at
+
+
+_FIRST_WEB_PAGE = 662_688_000.0  # 1991-01-01: no page is older
+_CLOCK_SKEW_S = 300.0
 
 
 def feature_precision(value: float) -> float:

@@ -61,7 +61,7 @@ class HostInfo:
     host: str
     scheme: str
     delay_s: float
-    robots_state: str  # unknown | fetching | ready
+    robots_state: str  # unknown | fetching | ready | failed (given up until robots_retry_at)
     robots_txt: str | None
     robots_fetched_at: float | None
     robots_failures: int
@@ -76,6 +76,9 @@ class HostInfo:
     # until resumed. Apart from blocked_until, which the crawl itself sets and clears
     # (Retry-After, backoff), so no fetch outcome can lift an operator's pause.
     paused: bool = False
+    # A host whose robots.txt could not be had (robots_state "failed") is asked for it
+    # again from this time on, not on every new link to it.
+    robots_retry_at: float = 0.0
 
 
 class _SqlUpdate:
@@ -116,6 +119,7 @@ class HostUpdate(_SqlUpdate):
     blocked_until: float | None = None
     block_reason: str | None = None
     fail_streak: int | None = None
+    robots_retry_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,24 @@ class FrontierCounts:
     hosts: int
     blocked_hosts: int
     fetched: int
+    errors: int = 0  # the ``errors`` counter: see services/scheduler/frontier.py, counts_as_error
 
     @property
     def idle(self) -> bool:
         """Nothing left to fetch and nothing in flight: a one-pass crawl is over."""
         return self.queued == 0 and self.leased == 0
+
+
+# Notes of a fetched URL that say nothing went wrong: a redirect, a 304.
+_ROUTINE_NOTES = frozenset({"", "redirect", "not_modified"})
+
+
+def needs_attention(state: str, status: int | None, note: str) -> bool:
+    """Whether a URL belongs in the crawl report's list of what went wrong: a fetch
+    that failed, answered 4xx/5xx or nothing, or gave a page that is not indexed (not
+    HTML, noindex). Every FrontierState adapter selects by this one rule."""
+    if state == "failed":
+        return True
+    if state != "done":
+        return False
+    return not status or status >= 400 or note not in _ROUTINE_NOTES

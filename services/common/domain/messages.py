@@ -73,11 +73,12 @@ def url_fingerprint(url: str) -> str:
 
 # Topic names: noun.past-tense, one producer role each.
 TOPIC_FETCHES = "fetches.scheduled"  # scheduler -> crawler, key = host
-TOPIC_PAGES = "pages.fetched"  # crawler -> indexer, ranker, scheduler, key = host
-TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, key = host of the source page
-TOPIC_REMOVALS = "pages.removed"  # scheduler -> indexer, key = host
+TOPIC_PAGES = "pages.fetched"  # crawler -> scheduler, indexer, key = host
+TOPIC_LINKS = "links.discovered"  # crawler -> scheduler, ranker, key = host of the source page
+TOPIC_REMOVALS = "pages.removed"  # scheduler, host purges -> indexer, key = host
 TOPIC_SEEDS = "seeds.submitted"  # `tansuo seed`, POST /api/seeds -> scheduler
-TOPIC_INDEXED = "documents.indexed"  # indexer -> ranker, key = site
+TOPIC_INDEXED = "documents.indexed"  # indexer -> ranker, key = the batch's first URL
+TOPIC_DOCUMENTS = "documents.fetched"  # crawler -> extractor (PDF, Office...: a PageEvent to complete), key = host
 
 
 @dataclass(frozen=True)
@@ -135,10 +136,18 @@ class PageEvent(WireMessage):
     robots_txt: str = ""  # body of a robots.txt job
     size: int = 0  # bytes received
     limits: list[str] = field(default_factory=list)  # crawl limits that cut this page (docs/crawl-limits.md)
+    # A document (PDF, Office, WPS, RTF, text), not an HTML page: its format (pdf, docx,
+    # ...), or before extraction the family its first bytes show (pdf, zip, ole, rtf,
+    # text). The crawler's event of a document finishes the fetch; the extractor's,
+    # ``extracted``, carries the text (docs/documents.md).
+    document: str = ""
+    pages: int = 0  # a document's pages (slides, sheets)
+    extracted: bool = False
 
     @property
     def indexable(self) -> bool:
-        return self.kind == "page" and 200 <= self.status < 300 and not self.error and not self.noindex
+        return (self.kind == "page" and 200 <= self.status < 300 and not self.error and not self.noindex
+                and (not self.document or self.extracted))  # fmt: skip
 
 
 @dataclass(frozen=True)

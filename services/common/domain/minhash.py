@@ -20,7 +20,7 @@ pages and copies, the estimate is off the exact Jaccard by the same root mean sq
 0.016 and 0.021, and no more pairs land on the wrong side of THRESHOLD). Signatures are
 stored, so rensa is pinned and tests/unit/test_minhash.py pins values it computes.
 Signatures made by the old formula do not match new ones: such pages fold with their
-copies again once either is indexed anew (README, "Duplicates").
+copies again once either is indexed anew (docs/operations.md, "Duplicates").
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ class SearchQuery:
     tree: Node
     offset: int = 0
     limit: int = 10
+    # "relevance": by score; "date": newest page first (IndexDoc.modified_at, else
+    # fetched_at), equal dates by URL. Both match the same pages.
+    sort: str = "relevance"
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,14 @@ class SearchHit:
     # Equal for hits of the same text, when a backend folds copies by a key of the content
     # hash instead of the hash itself (tantivy's fold_keys); None: compare content_hash.
     copy_key: str | None = None
+    fetched_at: float = 0.0
+    modified_at: float = 0.0  # 0.0: unknown (indexed before dates were kept)
+    # A document's format, size and pages, and the anchor texts of the links to it (its
+    # title when its own is not a real one: services/search/document_results.py).
+    filetype: str = ""
+    doc_size: int = 0
+    doc_pages: int = 0
+    anchors: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,19 @@ FETCHED_BYTES = Counter("tansuo_fetched_bytes_total", "Response body bytes recei
 CRAWLER_IN_FLIGHT = Gauge("tansuo_crawler_in_flight", "Fetch jobs this crawler is working on.")
 STALE_JOBS = Counter("tansuo_crawler_stale_jobs_total", "Redelivered fetch jobs dropped because their lease was gone.")
 
+# --- extractor (documents)
+DOCUMENTS_EXTRACTED = Counter(
+    "tansuo_documents_extracted_total",
+    "Documents through extraction, by format and outcome (ok, cut, or the reason one was skipped).",
+    ["format", "outcome"],
+)
+EXTRACTION_DURATION = Histogram(
+    "tansuo_extraction_duration_seconds",
+    "Time to extract one document's text in a worker process, by document family.",
+    ["family"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0),
+)
+
 # --- scheduler / frontier
 ROBOTS_BLOCKED = Counter("tansuo_robots_blocked_total", "URLs not fetched because robots.txt disallows them.")
 FRONTIER_URLS = Gauge("tansuo_frontier_urls", "URLs in the frontier, by state.", ["state"])
@@ -58,6 +71,21 @@ INDEXING_LATENCY = Histogram(
     "Time from a page's fetch to the index commit that makes it searchable.",
     buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 300),
 )
+INDEXER_LAG = Gauge(
+    "tansuo_indexer_lag_seconds",
+    "How long the oldest page the indexer holds (polled, not yet searchable) has waited since its fetch; "
+    "0 when it holds none.",
+)
+INDEXER_POLL_SIZE = Gauge(
+    "tansuo_indexer_poll_size",
+    "Page events the indexer takes in one poll: fewer while the index answers slowly.",
+)
+INDEX_REQUESTS = Counter(
+    "tansuo_index_requests_total",
+    "HTTP requests this process sent to Elasticsearch, by endpoint (bulk, search, msearch, mget, get, "
+    "refresh, count, other); a retry counts again.",
+    ["endpoint"],
+)
 
 # --- ranker
 PAGERANK_DURATION = Histogram(
@@ -84,6 +112,18 @@ SEARCH_DURATION = Histogram(
 )
 SEARCH_REQUESTS = Counter("tansuo_search_requests_total", "Search requests, by outcome.", ["outcome"])
 SEARCH_CACHE_HITS = Counter("tansuo_search_cache_hits_total", "Search requests answered from the result cache.")
+# Search analytics (services/analytics/): per-query figures live in the search log and
+# the console; these say how many searches find nothing and how often results are opened.
+SEARCH_ANALYTICS_SEARCHES = Counter(
+    "tansuo_search_analytics_searches_total",
+    "Searches logged for analytics (first pages of results), by whether they found anything (hits, zero).",
+    ["result"],
+)
+SEARCH_RESULT_CLICKS = Counter("tansuo_search_result_clicks_total", "Results opened through a results page's click link.")
+SEARCH_ANALYTICS_DROPPED = Counter(
+    "tansuo_search_analytics_dropped_total",
+    "Search and click events lost because the search log was unreachable and the buffer full.",
+)
 # The API's request queue (services/common/runtime/http/bounded_worker.py, admission.py). Gauges of the
 # API say how to combine its worker processes (prometheus_client's multiprocess mode);
 # elsewhere the mode is ignored.

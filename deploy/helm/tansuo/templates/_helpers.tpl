@@ -35,6 +35,7 @@ suffix always survives: two components must never end up with the same name.
 
 {{- define "tansuo.scheduler.fullname" -}}{{ include "tansuo.componentName" (list . "scheduler") }}{{- end }}
 {{- define "tansuo.crawler.fullname" -}}{{ include "tansuo.componentName" (list . "crawler") }}{{- end }}
+{{- define "tansuo.extractor.fullname" -}}{{ include "tansuo.componentName" (list . "extractor") }}{{- end }}
 {{- define "tansuo.indexer.fullname" -}}{{ include "tansuo.componentName" (list . "indexer") }}{{- end }}
 {{- define "tansuo.ranker.fullname" -}}{{ include "tansuo.componentName" (list . "ranker") }}{{- end }}
 {{- define "tansuo.api.fullname" -}}{{ include "tansuo.componentName" (list . "api") }}{{- end }}

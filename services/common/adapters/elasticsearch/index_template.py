@@ -16,7 +16,7 @@ from services.common.domain.documents import DISPLAY_FIELDS
 # Bump when the settings or mappings change: an index built from an older
 # template keeps working, and the adapter logs that a reindex would apply the
 # new one (``ElasticsearchSearchIndex.reindex_into_new_index``).
-MAPPING_VERSION = 3
+MAPPING_VERSION = 5
 ANALYZER = "tansuo_tokens"
 # Above the priority 100 of Elasticsearch's built-in templates (logs-*-*, ...), which
 # a pattern such as "logs-*" would otherwise overlap; equal priorities may not overlap.
@@ -43,7 +43,28 @@ def added_fields(version: int | None) -> dict[str, Any]:
     added: dict[str, Any] = {}
     if (version or 0) < 3:
         added.update({"title_grams": dict(token_text), "body_grams": dict(token_text)})
+    if (version or 0) < 4:
+        added.update(_PAGE_FIELDS)
+    if (version or 0) < 5:
+        added.update(_DOCUMENT_FIELDS)
     return added
+
+
+# Added in version 4: the page's date (sort by date), the page store's key of its raw
+# page (the cached copy), and a page of links' own text (its reanalysis).
+_PAGE_FIELDS: dict[str, Any] = {
+    "modified_at": {"type": "date", "format": "epoch_second"},
+    "store_key": {"type": "keyword", "index": False, "doc_values": False},
+    "own_text": {"type": "text", "index": False},
+}
+
+# Added in version 5: a document's format (the filetype: filter), and its size and
+# pages, shown only.
+_DOCUMENT_FIELDS: dict[str, Any] = {
+    "filetype": {"type": "keyword"},
+    "doc_size": {"type": "long", "index": False, "doc_values": False},
+    "doc_pages": {"type": "integer", "index": False, "doc_values": False},
+}
 
 
 def index_template(alias: str, shards: int, replicas: int) -> dict[str, Any]:
@@ -62,10 +83,12 @@ def index_template(alias: str, shards: int, replicas: int) -> dict[str, Any]:
         # Sub-words only ever get term queries: frequencies are enough.
         "subword_tokens": {**token_text, "index_options": "freqs"},
         "fetched_at": {"type": "date", "format": "epoch_second"},
+        **_PAGE_FIELDS,
         "pagerank": {"type": "float"},
         # rank_feature keeps 9 significant bits of the value (Lucene's FeatureField),
         # about 0.4% precision; _source still returns the value as written.
         "rank": {"type": "rank_feature"},
+        **_DOCUMENT_FIELDS,
     }
     return {
         "name": alias,

@@ -24,17 +24,22 @@ backends give the same scores, except where their statistics differ:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
+from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
 from services.common.adapters import token_fields
 from services.common.adapters.elasticsearch import index_template as template
+from services.common.adapters.elasticsearch.bulk_buffer import BulkBuffer, IndexWriteError
+from services.common.adapters.elasticsearch.request_count import counting_node
+from services.common.adapters.link_title import link_title
 from services.common.config import Settings
 from services.common.domain import minhash
 from services.common.domain.documents import (
@@ -46,7 +51,7 @@ from services.common.domain.documents import (
 from services.common.domain.messages import url_fingerprint
 from services.common.domain.query_tree import Node, Phrase, Term, can_match
 from services.common.domain.search_types import SearchHit, SearchHits, SearchQuery
-from services.common.errors import BackendError, IndexUnavailable
+from services.common.errors import IndexUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +61,22 @@ _LINK_FIELDS = ("pagerank", "rank", "anchors", "anchors_tokens")
 _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
-    "fetched_at",
+    "fetched_at", "store_key", "filetype", "doc_size", "doc_pages",
 )  # fmt: skip
 _CONTENT_TOKEN_FIELDS = (
     "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
 )  # fmt: skip
-_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash"]
+_HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash", "fetched_at",
+               "modified_at", "filetype", "doc_size", "doc_pages", "anchors"]  # fmt: skip
 _MAX_SITES = 10_000
+# Newest first; a document indexed before dates were kept has none and comes last.
+_DATE_SORT: list[str | Mapping[str, Any]] = [
+    {"modified_at": {"order": "desc", "missing": "_last", "unmapped_type": "date"}},
+    {"url": "asc"},
+]
 _SCAN_PAGE = 1_000
-# Each page can carry a 200k-character body three times over (raw, tokens and
-# sub-words, 3 bytes a Han character): keep a request far below the server's 100 MB.
-_BULK_MAX_BYTES = 20 * 1024 * 1024
-_BULK_MAX_ACTIONS = 500
+# Content hashes a duplicate lookup asks for at once (one hit each, collapsed).
+_HASHES_PER_SEARCH = 1_000
 # Another process's partial update of the same page (the ranker's link fields
 # against the indexer's upsert) makes a version conflict; the update just re-reads.
 _RETRY_ON_CONFLICT = 5
@@ -76,10 +85,6 @@ _RETRY_ON_CONFLICT = 5
 _MIN_RANK = 1.1754943508222875e-38
 # Index names: lower-case, no path or wildcard characters (Elasticsearch's own rules).
 _ALIAS_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,200}$")
-
-
-class IndexWriteError(BackendError):
-    """Elasticsearch rejected some documents of a bulk request."""
 
 
 def _check_alias(alias: str) -> str:
@@ -145,9 +150,22 @@ def _content_source(doc: IndexDoc) -> dict[str, Any]:
     for name in _CONTENT_TOKEN_FIELDS:
         source[name] = token_fields.stored(source[name])
     source["fetched_at"] = float(doc.fetched_at)
+    source["modified_at"] = float(doc.modified_at or doc.fetched_at)
+    if doc.own_text is not None:
+        source["own_text"] = doc.own_text
     source["minhash"] = list(doc.minhash)
     source["minhash_bands"] = minhash.bands(doc.minhash)
     return source
+
+
+_TITLE_TOKEN_FIELDS = ("title_tokens", "title_grams")
+
+
+def _link_title_source(filetype: str, title: str, anchors: str) -> dict[str, str] | None:
+    fields = link_title(filetype, title, anchors)
+    if fields is None:
+        return None
+    return {"title_tokens": token_fields.stored(fields[0]), "title_grams": token_fields.stored(fields[1])}
 
 
 def _from_source(src: Mapping[str, Any]) -> IndexDoc:
@@ -163,7 +181,12 @@ def _from_source(src: Mapping[str, Any]) -> IndexDoc:
         value = src.get(name)
         return 0.0 if value is None else float(value)
 
-    return index_doc_from(text, display, number, tuple(int(v) for v in src.get("minhash") or ()))
+    def string(name: str) -> str:
+        return display(name) if name == "store_key" else text(name)
+
+    doc = index_doc_from(string, display, number, tuple(int(v) for v in src.get("minhash") or ()))
+    own_text = src.get("own_text")
+    return doc if own_text is None else dataclasses.replace(doc, own_text=str(own_text))
 
 
 def _generation(alias: str, index: str) -> int | None:
@@ -174,9 +197,10 @@ def _generation(alias: str, index: str) -> int | None:
 class ElasticsearchSearchIndex:
     """The SearchIndex port on an Elasticsearch alias.
 
-    Instances are thread-safe (the client is) and hold no write buffer: every write
-    is a bulk request that Elasticsearch makes durable before answering, and
-    ``commit`` refreshes so that searches see it. Many processes may write at once;
+    Instances are thread-safe. Writes are held in order and sent in ``_bulk``
+    requests bounded by count and bytes (``bulk_buffer.py``), the last of them at
+    ``commit``, which also refreshes so that searches see them; Elasticsearch makes a
+    request durable before answering it. Many processes may write at once;
     per-document partial updates keep the indexer's and the ranker's fields apart.
     """
 
@@ -196,6 +220,8 @@ class ElasticsearchSearchIndex:
         self._read_only = read_only
         self._owns_client = _owns_client
         self._closed = False
+        self._write_lock = threading.Lock()  # one writer at a time keeps the held writes in order
+        self._writes = BulkBuffer(client)
         # Reads and writes name the alias, so a swap redirects them at once; an
         # index being rebuilt is addressed by its concrete name until it is swapped in.
         self._target = _target or alias
@@ -203,8 +229,14 @@ class ElasticsearchSearchIndex:
             self._open()
 
     @classmethod
-    def from_url(cls, url: str, cfg: Settings, read_only: bool = False) -> ElasticsearchSearchIndex:
+    def from_url(
+        cls, url: str, cfg: Settings, read_only: bool = False, count_request: Callable[[str], None] | None = None
+    ) -> ElasticsearchSearchIndex:
+        """``count_request(endpoint)`` is called for every HTTP request the client sends
+        (``request_count.py``)."""
         nodes, alias, options = parse_url(url)
+        if count_request is not None:
+            options["node_class"] = counting_node(count_request)
         client = Elasticsearch(
             nodes,
             request_timeout=cfg.index_timeout_s,
@@ -408,6 +440,41 @@ class ElasticsearchSearchIndex:
         hits = result["hits"]["hits"]
         return str(hits[0]["sort"][0]) if hits else None
 
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        """One search a thousand hashes: a ``terms`` query collapsed on the hash, each
+        group's first hit in URL order being ``url_for_hash``'s answer."""
+        wanted = sorted({h for h in content_hashes if h})
+        owners: dict[str, str] = {}
+        for i in range(0, len(wanted), _HASHES_PER_SEARCH):
+            part = wanted[i : i + _HASHES_PER_SEARCH]
+            result = self._es.search(
+                index=self._target,
+                query={"terms": {"content_hash": part}},
+                collapse={"field": "content_hash"},
+                sort=[{"url": "asc"}],
+                size=len(part),
+                source_includes=["url", "content_hash"],
+                track_total_hits=False,
+            )
+            for hit in result["hits"]["hits"]:
+                owners[str(hit["_source"]["content_hash"])] = str(hit["_source"]["url"])
+        return owners
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        """One ``_mget`` of the committed documents (``realtime=False``, as ``get``)."""
+        wanted = sorted(set(urls))
+        if not wanted:
+            return {}
+        found = self._es.mget(
+            index=self._target, ids=[url_fingerprint(u) for u in wanted], source=["url", "fetched_at"], realtime=False
+        )
+        times: dict[str, float] = {}
+        for url, doc in zip(wanted, found["docs"], strict=True):
+            src = doc.get("_source") if doc.get("found") else None
+            if src is not None and src.get("url") == url:  # a fingerprint is a hash: check the URL
+                times[url] = float(src.get("fetched_at") or 0.0)
+        return times
+
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         terms = minhash.bands(signature)
         if not terms:
@@ -498,25 +565,15 @@ class ElasticsearchSearchIndex:
         if self._read_only or self._closed:
             raise IndexUnavailable("search index opened read-only" if self._read_only else "search index is closed")
 
-    def _bulk(self, actions: Iterable[dict[str, Any]], missing_ok: bool) -> None:
-        errors = []
-        for ok, item in helpers.streaming_bulk(
-            self._es,
-            actions,
-            chunk_size=_BULK_MAX_ACTIONS,
-            max_chunk_bytes=_BULK_MAX_BYTES,
-            raise_on_error=False,
-            max_retries=3,  # for 429 "too many requests" only
-        ):
-            if ok:
-                continue
-            result = next(iter(item.values()))
-            if missing_ok and result.get("status") == 404:
-                continue  # a delete or link update of a URL that is not indexed
-            errors.append(result)
-        if errors:
-            first = errors[0].get("error", errors[0])
-            raise IndexWriteError(f"{len(errors)} documents were rejected by {self._target}; first: {first}")
+    def _update_of(self, url: str) -> dict[str, Any]:
+        return {
+            "update": {"_index": self._target, "_id": url_fingerprint(url), "retry_on_conflict": _RETRY_ON_CONFLICT}
+        }
+
+    def _hold(self, action: dict[str, Any], source: dict[str, Any] | None, missing_ok: bool) -> None:
+        """Hold one write for the next bulk request; the caller holds the write lock."""
+        self._require_writable()
+        self._writes.add(action, source, missing_ok)
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
         """Partial updates: Elasticsearch merges the content fields into the stored
@@ -524,51 +581,68 @@ class ElasticsearchSearchIndex:
         another process survive, and a redelivered page is a no-op (``detect_noop``).
         A new document is created from ``upsert``, with empty link fields, so that
         every document holds every token field (see ``token_fields``)."""
-        self._require_writable()
-
-        def actions() -> Iterator[dict[str, Any]]:
+        with self._write_lock:
             for doc in docs:
                 source = _content_source(doc)
                 links = _link_source(doc.pagerank, doc.rank, doc.anchors, doc.anchors_tokens)
                 if _has_link_fields(doc):
                     source.update(links)
-                yield {
-                    "_op_type": "update",
-                    "_index": self._target,
-                    "_id": url_fingerprint(doc.url),
-                    "doc": source,
-                    "upsert": {**source, **links},
-                    "retry_on_conflict": _RETRY_ON_CONFLICT,
-                }
-
-        self._bulk(actions(), missing_ok=False)
+                    source.update(_link_title_source(doc.filetype, doc.title, doc.anchors) or {})
+                # An untitled document keeps the title fields its links' text gave it
+                # (services/common/adapters/link_title.py) until its links change again.
+                keep_title = doc.filetype and not doc.title and not _has_link_fields(doc)
+                partial = {k: v for k, v in source.items() if not (keep_title and k in _TITLE_TOKEN_FIELDS)}
+                self._hold(self._update_of(doc.url), {"doc": partial, "upsert": {**source, **links}}, missing_ok=False)
 
     def delete(self, urls: Iterable[str]) -> None:
-        self._require_writable()
-        actions = ({"_op_type": "delete", "_index": self._target, "_id": url_fingerprint(u)} for u in urls)
-        self._bulk(actions, missing_ok=True)
+        """A URL that is not indexed answers 404, which is ignored."""
+        with self._write_lock:
+            for url in urls:
+                self._hold({"delete": {"_index": self._target, "_id": url_fingerprint(url)}}, None, missing_ok=True)
 
     def set_link_fields(self, fields: Mapping[str, LinkFields]) -> None:
         """Partial updates without upsert: a URL that is not indexed answers 404,
-        which is ignored."""
-        self._require_writable()
-        actions = (
-            {
-                "_op_type": "update",
-                "_index": self._target,
-                "_id": url_fingerprint(url),
-                "doc": _link_source(new.pagerank, new.rank, new.anchors, new.anchors_tokens),
-                "retry_on_conflict": _RETRY_ON_CONFLICT,
-            }
-            for url, new in fields.items()
-        )
-        self._bulk(actions, missing_ok=True)
+        which is ignored. An untitled document's title fields follow its anchor text
+        (services/common/adapters/link_title.py): which documents those are is read
+        first, in one request."""
+        with self._write_lock:
+            self._require_writable()
+            if len(self._writes):
+                # Documents upserted since the last send must be readable to the lookup
+                # (a get is real-time; only a search waits for a refresh).
+                self._writes.send(refresh=False)
+            untitled = self._untitled_documents(list(fields))
+            for url, new in fields.items():
+                source = _link_source(new.pagerank, new.rank, new.anchors, new.anchors_tokens)
+                if url in untitled:
+                    source |= _link_title_source(untitled[url], "", new.anchors) or {}
+                self._hold(self._update_of(url), {"doc": source}, missing_ok=True)
+
+    def _untitled_documents(self, urls: list[str]) -> dict[str, str]:
+        """URL -> format of each of ``urls`` that is a document without a title of its own."""
+        if not urls:
+            return {}
+        found = self._es.mget(index=self._target, ids=[url_fingerprint(u) for u in urls],
+                              source_includes=["url", "title", "filetype"])  # fmt: skip
+        out = {}
+        for doc in found["docs"]:
+            src = doc.get("_source") or {}
+            if doc.get("found") and src.get("filetype") and not src.get("title"):
+                out[str(src["url"])] = str(src["filetype"])
+        return out
 
     def commit(self) -> None:
-        """Refresh: every acknowledged write is already durable (translog fsync per
-        request), so a refresh is all it takes to make them searchable."""
-        self._require_writable()
-        self._es.indices.refresh(index=self._target)
+        """Send the writes held and refresh. A request is durable once answered
+        (translog fsync per request), so the refresh is all that makes them
+        searchable; it rides on the request when that is the only one since the
+        last refresh (a refresh on a bulk request covers the shards it wrote)."""
+        with self._write_lock:
+            self._require_writable()
+            alone = not self._writes.sent_since_refresh
+            if self._writes.send(refresh=alone):
+                return
+            self._es.indices.refresh(index=self._target)
+            self._writes.sent_since_refresh = False
 
     def searched_at(self) -> float | None:
         """Not told: a cluster's searches run in other pods, so the indexers refresh
@@ -577,9 +651,14 @@ class ElasticsearchSearchIndex:
         return None
 
     def close(self, finish_merges: bool = False) -> None:
-        """Release the connections. Unlike tantivy, nothing is rolled back: a write
-        was durable once acknowledged, and the next commit anywhere shows it. The
-        server merges on its own, so ``finish_merges`` has nothing to wait for."""
+        """Release the connections. Writes still held are dropped, as tantivy drops
+        what was not committed; those already sent were durable once acknowledged,
+        and the next commit anywhere shows them. The server merges on its own, so
+        ``finish_merges`` has nothing to wait for."""
+        with self._write_lock:
+            dropped = self._writes.drop()
+        if dropped:
+            log.info("search index %s closed with %d uncommitted writes, dropped", self._target, dropped)
         self._closed = True
         if self._owns_client:
             self._es.close()
@@ -614,8 +693,8 @@ class ElasticsearchSearchIndex:
             query=es_query,
             from_=offset,
             size=limit,
-            # Equal scores in URL order, so that paging is deterministic.
-            sort=[{"_score": "desc"}, {"url": "asc"}],
+            # Equal scores (or dates) in URL order, so that paging is deterministic.
+            sort=_DATE_SORT if query.sort == "date" else [{"_score": "desc"}, {"url": "asc"}],
             track_scores=True,
             track_total_hits=True,
             source_includes=_HIT_FIELDS,
@@ -637,6 +716,12 @@ class ElasticsearchSearchIndex:
                     pagerank=float(src.get("pagerank") or 0.0),
                     content_hash=src.get("content_hash") or "",
                     minhash=tuple(int(v) for v in src.get("minhash") or ()),
+                    fetched_at=float(src.get("fetched_at") or 0.0),
+                    modified_at=float(src.get("modified_at") or 0.0),
+                    filetype=src.get("filetype") or "",
+                    doc_size=int(src.get("doc_size") or 0),
+                    doc_pages=int(src.get("doc_pages") or 0),
+                    anchors=src.get("anchors") or "",
                 )
             )
         return SearchHits(total=int(result["hits"]["total"]["value"]), hits=hits)

@@ -55,7 +55,8 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default; ``S`` is ``P{<shard tag
 - ``S n`` hash: URLs per state, hosts fetching robots.txt, pages fetched; ``S minutes``:
   pages fetched per minute for a day, for the console's chart.
 - ``P{m}:layout`` (version, shards), ``P{m}:counters`` (``bump()``), ``P{m}:scope`` (domains
-  submitted with seeds): the few keys of no host.
+  submitted with seeds), ``P{m}:host_settings`` (operators' crawl settings per host): the
+  few keys of no host.
 
 A paused host (``paused`` 1) is in no index but ``hosts`` and ``blocked``, so no
 selection sees it until it is resumed.
@@ -83,7 +84,7 @@ import types
 import typing
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import redis
@@ -101,6 +102,7 @@ from services.common.adapters.redis.frontier_layout import (
     Layout,
     Shard,
     full_url,
+    info_of_fields,
     record_fields,
     split_url,
     state_of,
@@ -122,7 +124,9 @@ from services.common.domain.frontier_types import (
     NewUrl,
     UrlInfo,
     UrlUpdate,
+    needs_attention,
 )
+from services.common.domain.host_settings import HostSettings
 from services.common.domain.url_canonical import host_of
 from services.common.errors import ConfigError
 
@@ -135,7 +139,7 @@ DEFAULT_SHARDS = 12
 _SCRIPTS = (
     "ENSURE_HOST", "GET_HOSTS", "PROMOTE", "CLAIM_ROBOTS", "EXPIRE_ROBOTS_CLAIMS", "EXPIRE_ROBOTS", "UPDATE_HOST",
     "ADD_URLS", "REQUEUE", "LEASE", "FINISH", "UNLEASE", "EXPIRE_LEASES", "DROP_QUEUED", "SWEEP_RECRAWL",
-    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO",
+    "UPCOMING", "SET_PAUSED", "RECRAWL_URLS", "PICK_INFO", "READMIT", "NOTE_FETCHED",
 )  # fmt: skip
 
 
@@ -368,7 +372,9 @@ class RedisFrontierState:
         self._promote(now, owned)
 
         def eligible(row: dict[str, Any]) -> bool:  # "due" is a count, the rest strings
-            return (row["robots_state"] == "unknown" and int(row["inflight"]) == 0 and row["paused"] != "1"
+            wanted = row["robots_state"] == "unknown" or (
+                row["robots_state"] == "failed" and _number(row["robots_retry_at"]) <= now)
+            return (wanted and int(row["inflight"]) == 0 and row["paused"] != "1"
                     and _number(row["blocked_until"]) <= now and int(row["queued"]) > 0
                     and _number(row["next_allowed_at"]) <= now)  # fmt: skip
 
@@ -651,6 +657,36 @@ class RedisFrontierState:
         host, rest = split_url(url)
         return self._layout.of(host).key(f"u:{host}"), rest
 
+    @translate_errors
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        """``P{m}:host_settings`` hash: host -> its settings as JSON."""
+        key = f"{self._layout.meta}host_settings"
+        if settings is None:
+            self._r.hdel(key, host)
+        else:
+            self._r.hset(key, host, settings.to_json())
+
+    @translate_errors
+    def host_settings(self) -> dict[str, HostSettings]:
+        rows = self._r.hgetall(f"{self._layout.meta}host_settings")
+        return {host: HostSettings.from_json(text) for host, text in rows.items()}
+
+    @translate_errors
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        return sorted(
+            full_url(host, rest)
+            for rest, record in self._records(host).items()
+            if record[0] == "x" and record_fields(record)[5] == note
+        )
+
+    @translate_errors
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        calls = []
+        for start in range(0, len(urls), _CHUNK):
+            for s, (hosts, pairs) in self._by_url(urls[start : start + _CHUNK]).items():
+                calls.append(self._call("READMIT", self._layout.shards[s], hosts, note, float(now), *pairs))
+        return sum(int(n) for n in self._many(calls))
+
     # --- operator actions ----------------------------------------------------------------
 
     @translate_errors
@@ -686,20 +722,38 @@ class RedisFrontierState:
     def bump(self, name: str, by: int = 1) -> None:
         self._r.hincrby(f"{self._layout.meta}counters", name, by)
 
-    @translate_errors
-    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
-        """Every record hash, found by SCAN and read in pipelined batches: O(URLs), for
-        reports only."""
-        counted: Counter[tuple[str, str, str, int | None]] = Counter()
+    def _every_record(self) -> Iterator[tuple[str, str, list[str]]]:
+        """(host, rest, record fields) of every URL, record hashes found by SCAN and read
+        in pipelined batches: O(URLs), for reports only."""
         keys = list(self._r.scan_iter(match=f"{self._p}{{*}}:u:*", count=1000))
         for start in range(0, len(keys), 200):
             batch = keys[start : start + 200]
             for key, records in zip(batch, self._many([(k, lambda c, k=k: c.hgetall(k)) for k in batch]), strict=True):  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
                 host = key.split("}:u:", 1)[1]
-                for record in records.values():
-                    f = record_fields(record)
-                    counted[(host, state_of(f), f[5], int(float(f[8])) if f[8] else None)] += 1
+                for rest, record in records.items():
+                    yield host, rest, record_fields(record)
+
+    @translate_errors
+    def url_breakdown(self) -> list[tuple[str, str, str, str, int | None, int]]:
+        counted: Counter[tuple[str, str, str, str, int | None]] = Counter()
+        for host, _, f in self._every_record():
+            counted[(host, f[2] or "page", state_of(f), f[5], int(float(f[8])) if f[8] else None)] += 1
         return [(*group, n) for group, n in counted.items()]
+
+    @translate_errors
+    def attention_urls(self, limit: int) -> list[UrlInfo]:
+        found = []
+        for host, rest, f in self._every_record():
+            if needs_attention(state_of(f), int(float(f[8])) if f[8] else None, f[5]):
+                url = full_url(host, rest)
+                found.append(info_of_fields(url, host, f))
+        found.sort(key=lambda u: (u.host, u.url))
+        return found[:limit] if limit >= 0 else found
+
+    @translate_errors
+    def note_fetched(self, url: str, note: str) -> bool:
+        host, rest = split_url(url)
+        return bool(self._run("NOTE_FETCHED", host, rest, note))
 
     @translate_errors
     def counters(self) -> dict[str, int]:
@@ -731,7 +785,7 @@ class RedisFrontierState:
             if dues:  # due_at values still to come: how many queued URLs each holds
                 later.append((s.base, lambda c, s=s, dues=dues: c.hmget(s.key("duecount"), dues)))  # type: ignore[misc]  # mypy cannot infer a lambda that binds its loop variable by default
         waiting = sum(int(n or 0) for found in self._many(later) for n in found)
-        extra = int(self._r.hget(f"{self._layout.meta}counters", "fetched") or 0)
+        extra, errors = (int(n or 0) for n in self._r.hmget(f"{self._layout.meta}counters", "fetched", "errors"))
         return FrontierCounts(
             queued=total["q"],
             due=total["q"] - waiting,
@@ -742,6 +796,7 @@ class RedisFrontierState:
             hosts=hosts,
             blocked_hosts=blocked,
             fetched=total["fetched"] + extra,
+            errors=errors,
         )
 
     @translate_errors

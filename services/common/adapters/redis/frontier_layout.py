@@ -137,8 +137,10 @@ def state_of(fields: Sequence[str]) -> str:
 
 
 def url_info(url: str, host: str, record: str) -> UrlInfo:
-    f = record_fields(record)
+    return info_of_fields(url, host, record_fields(record))
 
+
+def info_of_fields(url: str, host: str, f: Sequence[str]) -> UrlInfo:
     def number(text: str, kind: type) -> Any:
         return kind(float(text)) if kind is int and text else (kind(text) if text else None)
 

@@ -172,7 +172,8 @@ local function place(i, now)
   redis.call('ZREM', READY, h)
   redis.call('ZREM', ROBOTS, h)
   redis.call('ZREM', PARKED, h)
-  local f = redis.call('HMGET', hkey(i), 'queued', 'robots_state', 'next_allowed_at', 'blocked_until', 'paused', 'inflight')
+  local f = redis.call('HMGET', hkey(i), 'queued', 'robots_state', 'next_allowed_at', 'blocked_until', 'paused', 'inflight',
+    'robots_retry_at')
   if not f[1] or tonumber(f[1]) <= 0 then return end
   local first = earliest(i)
   if not first then return end
@@ -184,6 +185,11 @@ local function place(i, now)
     if first > wait then wait = first end
   elseif f[2] == 'unknown' and tonumber(f[6]) == 0 then
     target = ROBOTS
+  elseif f[2] == 'failed' and tonumber(f[6]) == 0 then
+    -- Given up over its robots.txt: asked for it again at its retry time, not before.
+    target = ROBOTS
+    local retry = tonumber(f[7] or '0')
+    if retry > wait then wait = retry end
   end
   if not target then return end
   if now and wait <= now then
@@ -243,7 +249,7 @@ ENSURE_HOST = _PRELUDE + r"""
 if redis.call('EXISTS', hkey(1)) == 1 then return 0 end
 redis.call('HSET', hkey(1), 'host', hname(1), 'scheme', ARGV[A], 'delay_s', ARGV[A + 1], 'robots_state', 'unknown',
   'robots_failures', 0, 'next_allowed_at', 0, 'inflight', 0, 'blocked_until', 0, 'block_reason', '',
-  'fail_streak', 0, 'admitted', 0, 'queued', 0, 'paused', 0)
+  'fail_streak', 0, 'admitted', 0, 'queued', 0, 'paused', 0, 'robots_retry_at', 0)
 redis.call('ZADD', HOSTS, 0, hname(1))
 return 1
 """
@@ -276,12 +282,14 @@ for i = 1, NH do
     due = due + #redis.call('ZRANGEBYLEX', qkey(i), '[' .. level, '[' .. level .. due_bound, 'LIMIT', 0, cap - due)
     cursor = '(' .. level .. PAST_LEVEL
   end
+  f[#f + 1] = redis.call('HGET', hkey(i), 'robots_retry_at') or '0'  -- absent in a host made before it
   f[#f + 1] = due
   out[#out + 1] = f
 end
 return out
 """
-PICK_FIELDS = ("robots_state", "inflight", "blocked_until", "queued", "delay_s", "paused", "next_allowed_at", "due")
+PICK_FIELDS = ("robots_state", "inflight", "blocked_until", "queued", "delay_s", "paused", "next_allowed_at",
+               "robots_retry_at", "due")  # fmt: skip
 
 # ARGV[A..]: now. Hosts whose parked time has come go back to their index.
 PROMOTE = _PRELUDE + r"""
@@ -302,8 +310,9 @@ local out = {}
 for i = 1, NH do
   local k = hkey(i)
   local f = redis.call('HMGET', k, 'robots_state', 'inflight', 'blocked_until', 'queued', 'paused', 'next_allowed_at', 'delay_s')
-  if f[1] == 'unknown' and tonumber(f[2]) == 0 and tonumber(f[3]) <= now and tonumber(f[4]) > 0
-      and f[5] ~= '1' and tonumber(f[6]) <= now then
+  local retry = tonumber(redis.call('HGET', k, 'robots_retry_at') or '0')
+  if (f[1] == 'unknown' or (f[1] == 'failed' and retry <= now)) and tonumber(f[2]) == 0 and tonumber(f[3]) <= now
+      and tonumber(f[4]) > 0 and f[5] ~= '1' and tonumber(f[6]) <= now then
     out[#out + 1] = {i, redis.call('HGETALL', k), redis.call('GET', rkey(i))}
     redis.call('HSET', k, 'robots_state', 'fetching', 'next_allowed_at', fmt(now + tonumber(f[7])))
     redis.call('HINCRBY', k, 'inflight', 1)
@@ -587,6 +596,17 @@ end
 return out
 """
 
+# ARGV[A..]: rest, note. A done URL's note is set; nothing else of it changes. One
+# host; 0 if the URL is not done.
+NOTE_FETCHED = _PRELUDE + r"""
+local rest = ARGV[A]
+local t = rec_get(1, rest)
+if not t or t[F_STATE] ~= 'd' then return 0 end
+t[F_NOTE] = ARGV[A + 1]
+rec_put(1, rest, t)
+return 1
+"""
+
 # ARGV[A..]: paused (1/0), now. One host; 0 for an unknown host.
 SET_PAUSED = _PRELUDE + r"""
 if redis.call('EXISTS', hkey(1)) == 0 then return 0 end
@@ -616,5 +636,27 @@ for j = A + 1, #ARGV do
   end
 end
 place(1, now)
+return n
+"""
+
+# ARGV[A..]: note, now, then host index, rest per URL. Excluded URLs with this note are
+# queued again, due now, note and failures cleared; returns how many.
+READMIT = _PRELUDE + r"""
+local note, now_s = ARGV[A], ARGV[A + 1]
+local touched, n = {}, 0
+for j = A + 2, #ARGV, 2 do
+  local i, rest = tonumber(ARGV[j]), ARGV[j + 1]
+  local t = rec_get(i, rest)
+  if t and t[F_STATE] == 'x' and t[F_NOTE] == note then
+    leave(i, rest, t)
+    t[F_STATE], t[F_NOTE], t[F_DUE], t[F_FAILS] = 'q', '', now_s, ''
+    rec_put(i, rest, t)
+    enter(i, rest, t)
+    add_queued(i, 1)
+    touched[i] = true
+    n = n + 1
+  end
+end
+for i in pairs(touched) do place(i, tonumber(now_s)) end
 return n
 """

@@ -23,7 +23,9 @@ from services.common.domain.frontier_types import (
     NewUrl,
     UrlInfo,
     UrlUpdate,
+    needs_attention,
 )
+from services.common.domain.host_settings import HostSettings
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (
@@ -66,11 +68,14 @@ CREATE TABLE IF NOT EXISTS hosts (
     admitted INTEGER NOT NULL DEFAULT 0,            -- URLs ever queued (the per-host budget)
     queued INTEGER NOT NULL DEFAULT 0,              -- URLs in state queued, kept in step
     robots_claimed_at REAL,                         -- when robots.txt was claimed (fetching)
-    paused INTEGER NOT NULL DEFAULT 0               -- 1: an operator paused it, no fetches
+    paused INTEGER NOT NULL DEFAULT 0,              -- 1: an operator paused it, no fetches
+    robots_retry_at REAL NOT NULL DEFAULT 0         -- robots_state 'failed': asked again from then
 );
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(robots_state, next_allowed_at);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS scope_domains (domain TEXT PRIMARY KEY);
+-- An operator's crawl settings of a host (services/common/domain/host_settings.py), as JSON.
+CREATE TABLE IF NOT EXISTS host_settings (host TEXT PRIMARY KEY, settings TEXT NOT NULL);
 -- Pages fetched per minute (minute = epoch seconds // 60), for the console's chart.
 CREATE TABLE IF NOT EXISTS fetch_minutes (minute INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 -- URLs per state, kept in step by triggers on every insert, state change and delete,
@@ -90,7 +95,12 @@ END;
 
 _HOST_COLUMNS = (
     "host, scheme, delay_s, robots_state, robots_txt, robots_fetched_at, robots_failures, "
-    "next_allowed_at, inflight, blocked_until, block_reason, fail_streak, admitted, queued, paused"
+    "next_allowed_at, inflight, blocked_until, block_reason, fail_streak, admitted, queued, paused, robots_retry_at"
+)
+# UrlInfo's fields, in order.
+_URL_COLUMNS = (
+    "url, host, depth, kind, state, due_at, fetched_at, status, content_hash, etag, "
+    "last_modified, interval_s, fail_count, note, lease_id"
 )
 # Minutes of fetch history kept for the console's chart: a day.
 _HISTORY_MINUTES = 24 * 60
@@ -132,6 +142,8 @@ class SqliteFrontierState:
             self._db.execute("ALTER TABLE hosts ADD COLUMN robots_claimed_at REAL")
         if "paused" not in columns:
             self._db.execute("ALTER TABLE hosts ADD COLUMN paused INTEGER NOT NULL DEFAULT 0")
+        if "robots_retry_at" not in columns:
+            self._db.execute("ALTER TABLE hosts ADD COLUMN robots_retry_at REAL NOT NULL DEFAULT 0")
 
     def _count_existing_urls(self) -> None:
         """A frontier written before ``state_counts`` existed is counted once, here."""
@@ -175,15 +187,17 @@ class SqliteFrontierState:
         return [_host(r) for r in rows]
 
     def claim_robots(self, now: float, limit: int, shards: Collection[int] | None = None) -> list[HostInfo]:
-        """Hosts whose robots.txt is unknown and that may be fetched now; each comes back
-        marked as fetching, with one fetch in flight and its politeness clock started."""
+        """Hosts whose robots.txt is unknown (or failed, and due again) and that may be
+        fetched now; each comes back marked as fetching, with one fetch in flight and
+        its politeness clock started."""
         if not _mine(shards):
             return []
         with self._tx() as db:
             rows = db.execute(
-                f"SELECT {_HOST_COLUMNS} FROM hosts WHERE robots_state = 'unknown' AND inflight = 0 AND paused = 0 "
+                f"SELECT {_HOST_COLUMNS} FROM hosts WHERE (robots_state = 'unknown' OR (robots_state = 'failed' "
+                "AND robots_retry_at <= ?)) AND inflight = 0 AND paused = 0 "
                 "AND next_allowed_at <= ? AND blocked_until <= ? AND queued > 0 ORDER BY next_allowed_at LIMIT ?",
-                (now, now, limit),
+                (now, now, now, limit),
             ).fetchall()
             for r in rows:
                 db.execute(
@@ -424,11 +438,7 @@ class SqliteFrontierState:
 
     def url_info(self, url: str) -> UrlInfo | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT url, host, depth, kind, state, due_at, fetched_at, status, content_hash, etag, "
-                "last_modified, interval_s, fail_count, note, lease_id FROM urls WHERE url = ?",
-                (url,),
-            ).fetchone()
+            row = self._db.execute(f"SELECT {_URL_COLUMNS} FROM urls WHERE url = ?", (url,)).fetchone()
         return UrlInfo(*row) if row else None
 
     def sweep_recrawl(self, now: float, limit: int, shards: Collection[int] | None = None) -> int:
@@ -472,6 +482,40 @@ class SqliteFrontierState:
     def scope_domains(self) -> list[str]:
         with self._lock:
             return [d for (d,) in self._db.execute("SELECT domain FROM scope_domains ORDER BY domain")]
+
+    def set_host_settings(self, host: str, settings: HostSettings | None) -> None:
+        with self._tx() as db:
+            if settings is None:
+                db.execute("DELETE FROM host_settings WHERE host = ?", (host,))
+            else:
+                db.execute("INSERT OR REPLACE INTO host_settings(host, settings) VALUES (?, ?)", (host, settings.to_json()))
+
+    def host_settings(self) -> dict[str, HostSettings]:
+        with self._lock:
+            rows = self._db.execute("SELECT host, settings FROM host_settings").fetchall()
+        return {host: HostSettings.from_json(text) for host, text in rows}
+
+    def excluded_urls(self, host: str, note: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT url FROM urls WHERE host = ? AND state = 'excluded' AND note = ? ORDER BY url", (host, note)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def readmit(self, urls: Sequence[str], note: str, now: float) -> int:
+        n = 0
+        with self._tx() as db:
+            for url in urls:
+                cur = db.execute(
+                    "UPDATE urls SET state = 'queued', note = '', due_at = ?, fail_count = 0 "
+                    "WHERE url = ? AND state = 'excluded' AND note = ? RETURNING host",
+                    (now, url, note),
+                )
+                row = cur.fetchone()
+                if row is not None:
+                    db.execute("UPDATE hosts SET queued = queued + 1 WHERE host = ?", (row[0],))
+                    n += 1
+        return n
 
     # --- operator actions ----------------------------------------------------------------
 
@@ -528,12 +572,26 @@ class SqliteFrontierState:
         with self._tx() as db:
             self._bump(db, name, by)
 
-    def url_breakdown(self) -> list[tuple[str, str, str, int | None, int]]:
+    def url_breakdown(self) -> list[tuple[str, str, str, str, int | None, int]]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT host, state, note, status, COUNT(*) FROM urls GROUP BY host, state, note, status"
+                "SELECT host, kind, state, note, status, COUNT(*) FROM urls GROUP BY host, kind, state, note, status"
             ).fetchall()
-        return [(h, st, note, status, n) for h, st, note, status, n in rows]
+        return [(h, kind, st, note, status, n) for h, kind, st, note, status, n in rows]
+
+    def attention_urls(self, limit: int) -> list[UrlInfo]:
+        # The SQL narrows to failed and done URLs off the routine path; needs_attention decides.
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_URL_COLUMNS} FROM urls WHERE state = 'failed' OR (state = 'done' AND "
+                "(status IS NULL OR status = 0 OR status >= 400 OR note != '')) ORDER BY host, url"
+            ).fetchall()
+        found = [UrlInfo(*r) for r in rows if needs_attention(r[4], r[7], r[13])]
+        return found[:limit] if limit >= 0 else found
+
+    def note_fetched(self, url: str, note: str) -> bool:
+        with self._tx() as db:
+            return db.execute("UPDATE urls SET note = ? WHERE url = ? AND state = 'done'", (note, url)).rowcount > 0
 
     def counters(self) -> dict[str, int]:
         with self._lock:
@@ -563,6 +621,7 @@ class SqliteFrontierState:
             hosts=hosts,
             blocked_hosts=blocked,
             fetched=counters.get("fetched", 0),
+            errors=counters.get("errors", 0),
         )
 
     def ping(self) -> None:

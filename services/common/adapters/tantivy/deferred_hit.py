@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from services.common.domain.search_types import SearchHit
 
-_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank")
+_DEFERRED = ("url", "title", "headings", "body", "content_hash", "pagerank", "fetched_at", "modified_at",
+             "filetype", "doc_size", "doc_pages", "anchors")  # fmt: skip
 
 
 class DeferredHit(SearchHit):

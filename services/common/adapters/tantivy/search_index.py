@@ -21,13 +21,14 @@ import math
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import tantivy
 from tantivy import Occur, Query
 
 from services.common.adapters import token_fields
+from services.common.adapters.link_title import with_link_title
 from services.common.adapters.tantivy import fold_keys
 from services.common.adapters.tantivy.deferred_hit import DeferredHit
 from services.common.adapters.tantivy.mmap_advice import RandomAccessAdvice
@@ -60,15 +61,22 @@ _TOKEN_FIELDS = (
 _WRITER_HEAP_BYTES = 64_000_000
 _WRITER_THREADS = 1
 _MAX_SITES = 10_000
+# Pages of one date read past a date-sorted page's end to order them by URL: beyond
+# this many, a longer run of equal dates keeps the index's order.
+_DATE_TIES = 10_000
 
 
 class IndexLocked(IndexUnavailable, IndexWriterBusy):
     """Another process holds the index writer; it is free again once that one exits."""
 
 
-def _schema(with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.Schema:
-    """The index's fields. An index keeps the layout it was made with: without
-    ``own_text`` (before it was stored), or without it and the fold keys (``fold_keys``)."""
+def _schema(
+    with_fold_keys: bool = True, with_own_text: bool = True, with_dates: bool = True, with_documents: bool = True
+) -> tantivy.Schema:
+    """The index's fields. An index keeps the layout it was made with (``_LAYOUTS``):
+    without the document fields (``filetype``, ``doc_size``, ``doc_pages``), also
+    without the page dates (``modified_at``, ``store_key``), also without ``own_text``
+    (before it was stored), or without it and the fold keys (``fold_keys``)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("site", stored=True, tokenizer_name="raw", fast=True)
@@ -93,11 +101,27 @@ def _schema(with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.
         # A page of links is indexed by its own text, not the body it shows: its
         # bigrams are rebuilt from this (stored for such pages only), not from the body.
         sb.add_bytes_field("own_text", stored=True, indexed=False)
+    if with_dates:
+        # The page's date, a fast field so that sort by date reads no stored document;
+        # the page store's key of its raw page, for the cached copy.
+        sb.add_float_field("modified_at", stored=True, fast=True)
+        sb.add_bytes_field("store_key", stored=True, indexed=False)
+    if with_documents:
+        # A document's format (the filetype: filter), size and pages, for its result.
+        sb.add_text_field("filetype", stored=True, tokenizer_name="raw")
+        sb.add_integer_field("doc_size", stored=True, indexed=False)
+        sb.add_integer_field("doc_pages", stored=True, indexed=False)
     return sb.build()
 
 
 # Every layout a Tansuo release made, newest first (``_schema``'s arguments).
-_LAYOUTS = ((True, True), (True, False), (False, False))
+_LAYOUTS = (
+    (True, True, True, True),
+    (True, True, True, False),
+    (True, True, False, False),
+    (True, False, False, False),
+    (False, False, False, False),
+)
 
 
 def _field_names(path: Path) -> set[str]:
@@ -133,7 +157,13 @@ def _finish_swap(path: Path) -> None:
         shutil.rmtree(_sibling(path, "previous"), ignore_errors=True)
 
 
-def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool = True) -> tantivy.Document:
+def _to_tantivy(
+    doc: IndexDoc,
+    with_fold_keys: bool = True,
+    with_own_text: bool = True,
+    with_dates: bool = True,
+    with_documents: bool = True,
+) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
     out.add_text("site", doc.site)
@@ -152,6 +182,13 @@ def _to_tantivy(doc: IndexDoc, with_fold_keys: bool = True, with_own_text: bool 
         fold_keys.add_to(out, doc.site, doc.content_hash, doc.minhash)
     if with_own_text and doc.own_text is not None:
         out.add_bytes("own_text", doc.own_text.encode("utf-8"))
+    if with_dates:
+        out.add_float("modified_at", float(doc.modified_at or doc.fetched_at))
+        out.add_bytes("store_key", doc.store_key.encode("ascii"))
+    if with_documents and doc.filetype:
+        out.add_text("filetype", doc.filetype)
+        out.add_integer("doc_size", int(doc.doc_size))
+        out.add_integer("doc_pages", int(doc.doc_pages))
     return out
 
 
@@ -174,8 +211,11 @@ def _from_tantivy(doc: tantivy.Document) -> IndexDoc:
         value = doc.get_first(name)
         return 0.0 if value is None else float(value)
 
+    def string(name: str) -> str:
+        return _display(doc, name) if name == "store_key" else text(name)
+
     own_text = doc.get_first("own_text")
-    stored = index_doc_from(text, lambda name: _display(doc, name), number, _signature(doc))
+    stored = index_doc_from(string, lambda name: _display(doc, name), number, _signature(doc))
     return stored if own_text is None else dataclasses.replace(stored, own_text=bytes(own_text).decode("utf-8"))
 
 
@@ -193,6 +233,12 @@ def _hit_from_tantivy(doc: tantivy.Document, score: float = 0.0) -> SearchHit:
         pagerank=float(doc.get_first("pagerank") or 0.0),
         content_hash=str(doc.get_first("content_hash") or ""),
         minhash=_signature(doc),
+        fetched_at=float(doc.get_first("fetched_at") or 0.0),
+        modified_at=float(doc.get_first("modified_at") or 0.0),
+        filetype=str(doc.get_first("filetype") or ""),
+        doc_size=int(doc.get_first("doc_size") or 0),
+        doc_pages=int(doc.get_first("doc_pages") or 0),
+        anchors=_display(doc, "anchors"),
     )
 
 
@@ -277,11 +323,15 @@ class TantivySearchIndex:
         in a copy with the current fields)."""
         self._index = index
         self._schema = index.schema
-        fields = _field_names(self._path)
+        fields = self._fields = _field_names(self._path)
         # An index built before the fold keys keeps its layout and reads its hits whole.
         self._fold_keys = set(fold_keys.FIELDS) <= fields
         # One built before own_text rebuilds a page of links' bigrams from its body.
         self._own_text = "own_text" in fields
+        # One built before the page dates sorts by date from stored fetch times.
+        self._dates = "modified_at" in fields
+        # One built before documents were indexed has no filetype: filter to match.
+        self._documents = "filetype" in fields
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
         index.config_reader("manual")
@@ -322,8 +372,12 @@ class TantivySearchIndex:
         with self._read_lock:
             stamp = self._meta()
             try:
+                if self._read_only and _field_names(self._path) != self._fields:
+                    # A force merge swapped in a copy with more fields (``_copy_to_current_layout``):
+                    # its documents hold fields this schema does not know.
+                    self._attach(tantivy.Index.open(str(self._path)))
                 self._index.reload()
-            except ValueError as exc:
+            except (ValueError, OSError) as exc:
                 # A writer in another process may garbage-collect a segment between our
                 # reading meta.json and opening it; the old searcher still works.
                 log.warning("search index reload failed, keeping the previous view: %s", exc)
@@ -363,7 +417,9 @@ class TantivySearchIndex:
 
     def _committed(self, url: str) -> IndexDoc | None:
         doc = self._stored(url)
-        return _with_grams(doc, self._recent) if doc is not None else None
+        # The bigrams are rebuilt from the stored text, an untitled document's title ones
+        # from its links' text, as they were indexed.
+        return with_link_title(_with_grams(doc, self._recent)) if doc is not None else None
 
     def _stored(self, url: str) -> IndexDoc | None:
         """The committed document as stored, without the bigram fields (which are
@@ -389,6 +445,20 @@ class TantivySearchIndex:
         # Two URLs may share a hash after a race, or the text is on several sites: the
         # smallest is a stable answer, and Elasticsearch's (sorted by URL).
         return min((str(u) for u in urls if u), default=None)
+
+    def urls_for_hashes(self, content_hashes: Collection[str]) -> dict[str, str]:
+        """A lookup each: a local search costs no round trip to save."""
+        owners = {h: self.url_for_hash(h) for h in set(content_hashes) if h}
+        return {h: url for h, url in owners.items() if url is not None}
+
+    def fetch_times(self, urls: Collection[str]) -> dict[str, float]:
+        searcher = self._searcher()
+        times: dict[str, float] = {}
+        for url in set(urls):
+            hits = searcher.search(self._term("url", url), limit=1).hits
+            if hits:
+                times[url] = float(searcher.doc(hits[0][1]).get_first("fetched_at") or 0.0)
+        return times
 
     def near_duplicates(self, signature: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         terms = minhash.bands(signature)
@@ -466,8 +536,9 @@ class TantivySearchIndex:
         return self._recent.latest(url) or read(url)
 
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
+        doc = with_link_title(doc)
         writer.delete_documents_by_term("url", doc.url)
-        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text))
+        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text, self._dates, self._documents))
         self._pending[doc.url] = doc
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
@@ -549,7 +620,7 @@ class TantivySearchIndex:
             self._require_writer()
             self.commit()
             searcher = self._index.searcher()  # the view copied; its files stay readable
-            if not (self._fold_keys and self._own_text):
+            if not (self._fold_keys and self._own_text and self._dates and self._documents):
                 return self._copy_to_current_layout(searcher, progress)
             self.close()  # one writer per index: the big one takes the lock
             try:
@@ -599,7 +670,7 @@ class TantivySearchIndex:
             writer.delete_all_documents()  # the documents added after it stay
             hits = searcher.search(Query.all_query(), limit=max(1, total), count=False).hits
             for done, (_, addr) in enumerate(hits, 1):
-                doc = _with_grams(_from_tantivy(searcher.doc(addr)), self._recent)
+                doc = with_link_title(_with_grams(_from_tantivy(searcher.doc(addr)), self._recent))
                 writer.add_document(_to_tantivy(doc))
                 if progress is not None and (done % 1000 == 0 or done == total):
                     progress(done, total)
@@ -619,7 +690,9 @@ class TantivySearchIndex:
 
     def _translate(self, node: Node) -> Query:
         """One query-tree node as a tantivy query (see services/common/domain/query_tree.py)."""
-        if isinstance(node, Term):
+        if isinstance(node, Term) and node.field == "filetype" and not self._documents:
+            query = self._term("url", "")  # an index of an older layout holds no document: no URL is ""
+        elif isinstance(node, Term):
             query = self._term(node.field, node.value)
         elif isinstance(node, Phrase):
             if node.prefix:
@@ -642,7 +715,8 @@ class TantivySearchIndex:
         return query if boost == 1.0 else Query.boost_query(query, boost)
 
     def search(self, query: SearchQuery) -> SearchHits:
-        """BM25 over the fields, then the rank feature added over a rescore window."""
+        """BM25 over the fields, then the rank feature added over a rescore window; or,
+        sorted by date, the newest matching pages first."""
         limit = max(0, query.limit)
         offset = max(0, query.offset)
         self._marker.stamp()
@@ -651,6 +725,8 @@ class TantivySearchIndex:
         tq = self._translate(query.tree)
         cfg = self._cfg
         searcher, view = self._searcher_view()
+        if query.sort == "date":
+            return self._by_date(searcher, view, tq, offset, limit)
         window = max(offset + limit, cfg.search_rescore_window)
         result = searcher.search(tq, limit=window, count=True)
         total = int(result.count or 0)  # type: ignore[attr-defined]  # tantivy's stub omits SearchResult.count, which count=True fills
@@ -665,6 +741,33 @@ class TantivySearchIndex:
         scored.sort(key=lambda pair: -pair[0])
         hit = self._hit_maker(searcher, view, [addr for _, addr in scored[: offset + limit]])
         return SearchHits(total=total, hits=_page_with_url_ties(hit, scored, offset, limit))
+
+    def _by_date(self, searcher: tantivy.Searcher, view: int, tq: Query, offset: int, limit: int) -> SearchHits:
+        """Matching pages newest first, equal dates by URL. From the ``modified_at`` fast
+        field, collecting until the run of equal dates at the page's end is whole (a
+        site's static files often share one Last-Modified), up to ``_DATE_TIES`` more
+        hits. An index made before the dates were kept reads every match's stored fetch
+        time instead (`tansuo force-merge` brings it to the current fields)."""
+        end = offset + limit
+        if self._dates:
+            want = end + 1
+            while True:
+                found = searcher.search(tq, limit=want, count=True, order_by_field="modified_at", order=tantivy.Order.Desc)
+                total = int(found.count or 0)  # type: ignore[attr-defined]  # tantivy's stub omits SearchResult.count
+                dated = [(float(key), addr) for key, addr in found.hits]
+                if len(dated) < want or dated[-1][0] != dated[min(end, len(dated)) - 1][0] or want > end + _DATE_TIES:
+                    break
+                want = min(want * 4, end + _DATE_TIES + 1)
+        else:
+            found = searcher.search(tq, limit=max(1, int(searcher.num_docs)), count=True)
+            total = int(found.count or 0)  # type: ignore[attr-defined]  # tantivy's stub omits SearchResult.count
+            dated = sorted(((float(searcher.doc(addr).get_first("fetched_at") or 0.0), addr) for _, addr in found.hits),
+                           key=lambda pair: -pair[0])  # fmt: skip
+
+        def hit(date: float, addr: tantivy.DocAddress) -> SearchHit:
+            return self._hits.get((view, addr.segment_ord, addr.doc), lambda: _hit_from_tantivy(searcher.doc(addr)))
+
+        return SearchHits(total=total, hits=_page_with_url_ties(hit, dated, offset, limit))
 
     def _hit_maker(
         self, searcher: tantivy.Searcher, view: int, addresses: list[tantivy.DocAddress]

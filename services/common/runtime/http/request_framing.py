@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# A head larger than this is refused (431). gunicorn's own line limit is 8,190 bytes;
+# A head larger than this is refused (431). gunicorn's line limit is off (the app answers a long query itself);
 # a browser's whole head is 1-2 KiB.
 MAX_HEAD_BYTES = 32 * 1024
 # A body larger than this is refused (413). The API's largest body is a seed list

@@ -1,0 +1,110 @@
+"""Does extracting a 100 MB PDF slow the crawl of a site's HTML pages? Pages per second
+of the same embedded crawl with and without the PDF, in one run, alternated.
+
+The site is the LibreOffice help in Chinese (bench/sites/libreoffice_help_site.py,
+about 2,600 pages). The PDF is a real one (LibreOffice's rendering of Chinese pages of
+the demo site) with its pages repeated by qpdf until it passes the size asked for;
+the caps are raised so that it is read whole (every page's text; the event sent on
+is cut to the bus's message size, as any). It is the first seed, so it is fetched
+first and its extraction runs while the pages are crawled. Pages per second are read
+from the site server's request log (first to last HTML request), so the extraction
+left after the last page is not counted against either run.
+
+    python -m bench.documents.crawl_beside_extraction [--mb 100] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.sites.document_site import convert
+from bench.sites.libreoffice_help_site import build_libreoffice_help_site
+from services.cli.demo_site import default_cache
+from services.cli.static_site_server import SiteServer
+
+PDF_PATH = "/big-report.pdf"
+
+
+def big_pdf(dest: Path, megabytes: int) -> Path:
+    """A PDF of at least ``megabytes`` MB: long Chinese pages rendered by LibreOffice,
+    their pages repeated by qpdf."""
+    if dest.is_file() and dest.stat().st_size >= megabytes * 1024 * 1024:
+        return dest
+    qpdf = shutil.which("qpdf")
+    if qpdf is None:
+        raise SystemExit("qpdf is needed: apt-get install qpdf")
+    from services.cli.demo_site import build_demo_site
+
+    demo = default_cache().parent / "zh-docs-site"
+    build_demo_site(demo)
+    pages = sorted((demo / "handbook").rglob("*.html"), key=lambda p: -p.stat().st_size)[:6]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        convert(pages, "pdf:writer_pdf_Export", work)
+        seed = work / "seed.pdf"
+        subprocess.run([qpdf, "--empty", "--pages", *[str(work / f"{p.stem}.pdf") for p in pages], "--", str(seed)],
+                       check=True)  # fmt: skip
+        current = seed
+        while current.stat().st_size < megabytes * 1024 * 1024:
+            doubled = work / f"x{current.stat().st_size}.pdf"
+            subprocess.run([qpdf, "--empty", "--pages", str(current), str(current), "--", str(doubled)], check=True)
+            current = doubled
+        shutil.copyfile(current, dest)
+    return dest
+
+
+def crawl(site: Path, pdf: Path | None, data: Path) -> dict[str, float]:
+    routes = {}
+    if pdf is not None:
+        routes[PDF_PATH] = lambda _request: (200, {"Content-Type": "application/pdf"}, pdf.read_bytes())
+    env = {**os.environ, "TANSUO_DOCUMENTS_MAX_BYTES": str(400 * 1024 * 1024),
+           "TANSUO_DOCUMENTS_MAX_PAGES": "1000000", "TANSUO_DOCUMENTS_MAX_CHARS": "100000000",
+           "TANSUO_DOCUMENTS_TIMEOUT_S": "3000", "TANSUO_DOCUMENTS_WORKER_MEMORY_MB": "4096"}  # fmt: skip
+    with SiteServer(site, extra_routes=routes) as server:
+        seeds = ([server.url.rstrip("/") + PDF_PATH] if pdf is not None else []) + [server.url]
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "services.cli.main", "crawl", *seeds, "--data", str(data),
+                        "--allow-private-networks", "--delay", "0", "--no-progress"], env=env, check=True)  # fmt: skip
+        total = time.perf_counter() - started
+        html = [r.time for r in server.requests if r.path.endswith(".html") or r.path.endswith("/")]
+    span = max(html) - min(html)
+    return {"html_pages": len(html), "html_seconds": round(span, 2), "pages_per_s": round(len(html) / span, 1),
+            "crawl_seconds": round(total, 1)}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    site = default_cache().parent / "zh-lo-help-site"
+    build_libreoffice_help_site(site)
+    pdf = big_pdf(default_cache().parent / f"big-{args.mb}mb.pdf", args.mb)
+    print(f"PDF: {pdf.stat().st_size / 1e6:.1f} MB", flush=True)
+    rows = []
+    for n in range(args.rounds):
+        for label, with_pdf in (("pages only", None), ("pages + PDF", pdf)):
+            with tempfile.TemporaryDirectory(prefix="tansuo-beside-") as tmp:
+                row = {"round": n + 1, "run": label, **crawl(site, with_pdf, Path(tmp) / "data")}
+            rows.append(row)
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+    base = [r["pages_per_s"] for r in rows if r["run"] == "pages only"]
+    beside = [r["pages_per_s"] for r in rows if r["run"] == "pages + PDF"]
+    ratio = (sum(beside) / len(beside)) / (sum(base) / len(base))
+    print(f"pages/s beside the PDF's extraction / alone: {ratio:.3f}")
+    if args.out:
+        args.out.write_text(json.dumps({"rows": rows, "ratio": ratio}, indent=1), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""Which document format a response holds, from its Content-Type and its first bytes.
+
+Never by the extension alone: servers send PDFs as ``application/octet-stream`` and
+HTML error pages under ``.pdf`` names. The crawler asks ``document_family`` (cheap: a
+type lookup and a magic number) whether a response goes to extraction; the extractor
+asks ``identify`` (which opens a ZIP's directory or an OLE file's streams) which
+format exactly. The file name only tells apart formats whose bytes are the same
+(WPS Office's wps, et and dps are the compound files of doc, xls and ppt).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from urllib.parse import urlsplit
+
+from services.extractor.extracted_text import DocumentSkipped
+
+# Format names, as the index's ``filetype`` field and the ``filetype:`` operator hold them.
+FORMATS = ("pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "doc", "xls", "ppt",
+           "wps", "et", "dps", "rtf", "txt", "csv")  # fmt: skip
+
+# Declared types that name one format.
+_TYPES = {
+    "application/pdf": "pdf", "application/x-pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+    "application/vnd.oasis.opendocument.text": "odt",
+    "application/vnd.oasis.opendocument.spreadsheet": "ods",
+    "application/vnd.oasis.opendocument.presentation": "odp",
+    "application/msword": "doc", "application/vnd.ms-word": "doc",
+    "application/vnd.ms-excel": "xls", "application/excel": "xls", "application/x-excel": "xls",
+    "application/vnd.ms-powerpoint": "ppt", "application/mspowerpoint": "ppt",
+    "application/kswps": "wps", "application/wps-office.wps": "wps", "application/vnd.ms-works": "wps",
+    "application/kset": "et", "application/wps-office.et": "et",
+    "application/ksdps": "dps", "application/wps-office.dps": "dps",
+    "application/rtf": "rtf", "text/rtf": "rtf", "application/x-rtf": "rtf",
+    "text/plain": "txt", "text/csv": "csv", "application/csv": "csv", "text/comma-separated-values": "csv",
+}  # fmt: skip
+# Types that say nothing about the bytes: the magic number decides.
+_GENERIC_TYPES = frozenset({
+    "", "application/octet-stream", "binary/octet-stream", "application/binary", "application/download",
+    "application/x-download", "application/force-download", "application/x-msdownload", "application/zip",
+    "application/x-zip-compressed", "application/x-ole-storage", "application/cdfv2", "application/unknown",
+})  # fmt: skip
+_PDF, _ZIP, _OLE, _RTF = b"%PDF-", b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"{\\rtf"
+# Families: what the first bytes can tell.
+_FAMILY_FORMATS = {
+    "pdf": ("pdf",),
+    "zip": ("docx", "xlsx", "pptx", "odt", "ods", "odp"),
+    "ole": ("doc", "xls", "ppt", "wps", "et", "dps"),
+    "rtf": ("rtf",),
+    "text": ("txt", "csv"),
+}
+_WPS_NAMES = {"doc": "wps", "xls": "et", "ppt": "dps"}
+# An ODF package's mimetype entry; variants (text-web, text-master, *-template) are
+# the same formats for reading.
+_ODF_TYPES = (
+    (b"application/vnd.oasis.opendocument.text", "odt"),
+    (b"application/vnd.oasis.opendocument.spreadsheet", "ods"),
+    (b"application/vnd.oasis.opendocument.presentation", "odp"),
+)
+_OOXML_MAIN = (("word/document.xml", "docx"), ("xl/workbook.xml", "xlsx"), ("ppt/presentation.xml", "pptx"))
+
+
+class NotADocument(DocumentSkipped):
+    """The bytes are not in any format Tansuo extracts (an archive, an image), or
+    cannot even be opened far enough to tell."""
+
+
+def mime_type(content_type: str) -> str:
+    """"application/pdf; name=x" -> "application/pdf"."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def may_be_document(content_type: str) -> bool:
+    """Whether a declared type lets a response be a document, and so grow to the
+    document size cap rather than the page cap: a document type, or one that says
+    nothing (octet-stream and its kin)."""
+    declared = mime_type(content_type)
+    return declared in _TYPES or declared in _GENERIC_TYPES and declared != ""
+
+
+def _family_of_bytes(head: bytes) -> str | None:
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(_PDF):
+        return "pdf"
+    if head.startswith(_ZIP):
+        return "zip"
+    if head.startswith(_OLE):
+        return "ole"
+    if head.startswith(_RTF):
+        return "rtf"
+    return None
+
+
+def document_family(content_type: str, head: bytes) -> str | None:
+    """"pdf", "zip", "ole", "rtf" or "text" when a response is a document to extract,
+    else None (an HTML page, an image, an archive of another kind).
+
+    The magic number wins over the declared type when it is one of the four document
+    families; plain text and CSV have none, so they count only when declared."""
+    found = _family_of_bytes(head[:16])
+    declared = mime_type(content_type)
+    if found is not None:
+        # A ZIP is a document only if declared as one or not declared at all.
+        if found == "zip" and declared not in _GENERIC_TYPES and _TYPES.get(declared) not in _FAMILY_FORMATS["zip"]:
+            return None
+        return found
+    if _TYPES.get(declared) in ("txt", "csv"):
+        return "text"
+    return None
+
+
+def identify(data: bytes, content_type: str = "", url: str = "") -> str:
+    """The exact format of a document's bytes; NotADocument when it is none Tansuo reads."""
+    return identify_with_title(data, content_type, url)[0]
+
+
+def identify_with_title(data: bytes, content_type: str = "", url: str = "") -> tuple[str, str]:
+    """``identify``, and an OLE file's metadata title, read while the file is open (a
+    spreadsheet's reader would otherwise open it a second time for it); "" otherwise."""
+    family = _family_of_bytes(data[:16])
+    declared = _TYPES.get(mime_type(content_type))
+    if family is None:
+        if declared in ("txt", "csv"):
+            return declared, ""
+        raise NotADocument("unknown_format")
+    if family in ("pdf", "rtf"):
+        return family, ""
+    if family == "zip":
+        return _zip_format(data), ""
+    base, title = _ole_format(data)
+    if declared == _WPS_NAMES[base] or _suffix(url) == _WPS_NAMES[base]:
+        return _WPS_NAMES[base], title
+    return base, title
+
+
+def _suffix(url: str) -> str:
+    path = urlsplit(url).path.lower()
+    return path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
+
+
+def _zip_format(data: bytes) -> str:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError):
+        raise NotADocument("malformed") from None
+    names = set(archive.namelist())
+    if "mimetype" in names:
+        with archive.open("mimetype") as f:  # a few dozen bytes: the ODF package's own type
+            declared = f.read(100).strip()
+        for prefix, name in _ODF_TYPES:
+            if declared.startswith(prefix):
+                return name
+    for main, name in _OOXML_MAIN:
+        if main in names:
+            return name
+    raise NotADocument("unknown_format")
+
+
+def _ole_format(data: bytes) -> tuple[str, str]:
+    import olefile
+
+    from services.extractor.ole_text import ole_title
+
+    try:
+        ole = olefile.OleFileIO(data)
+    except (OSError, ValueError):
+        raise NotADocument("malformed") from None
+    try:
+        streams = {"/".join(s).lower() for s in ole.listdir()}
+        if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
+            raise NotADocument("encrypted")
+        if "workbook" in streams or "book" in streams:
+            return "xls", ole_title(ole)
+    finally:
+        ole.close()
+    if "worddocument" in streams:
+        return "doc", ""
+    if "powerpoint document" in streams:
+        return "ppt", ""
+    raise NotADocument("unknown_format")

@@ -1,0 +1,180 @@
+"""Did you mean: a query corrected against the index's own text.
+
+No dictionary of our own: the index is the vocabulary. A Han run of the query is
+scored by its character bigrams' document frequencies (how many pages hold each, in
+title or body: a bigram model of the site's language), and one character is replaced
+by one a user may have meant (``confusion_sets``: same or near pinyin, alike in
+shape) where that makes the run's bigrams much more common; the best few are checked
+as whole phrases (how many pages hold the corrected run verbatim, against the run as
+typed). A Latin word no page holds is replaced by the most common word one edit away
+(Norvig's speller, over the index's terms). Asked only of a query that finds few pages
+or holds a word no page does: a query that finds what it looks for is left alone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from services.common.analysis import fold
+from services.common.analysis.han import HAN
+from services.search.confusion_sets import candidates
+from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
+
+TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
+PhraseCount = Callable[[tuple[str, ...], bool], int]  # (bigrams, in titles only) -> pages
+
+_HAN_RUN = re.compile(f"[{HAN}]{{2,}}")
+_LATIN = re.compile(r"[a-z]{3,20}")
+_OPERATOR = re.compile(r"-?site[:：]\S*")
+_WORD_FIELDS = ("title_tokens", "body_tokens")
+MAX_RUN_CHARS = 16
+SHORT_RUN_CHARS = 4  # a run tried even in a query that finds many pages
+# The corrected run must be held verbatim by this many times the pages of the run as
+# typed (and by at least MIN_PAGES): a query that finds some pages as typed is seldom
+# wrong.
+MIN_GAIN = 20.0
+MIN_PAGES = 2
+CHECKED = 6  # corrections checked as whole phrases, best first
+_ALPHABET = string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class Correction:
+    query: str  # the query with its typos corrected, otherwise as typed
+    changes: tuple[tuple[str, str], ...]  # (as typed, corrected) of each change
+
+
+class SpellingCorrector:
+    def __init__(self, term_stats: TermStats, phrase_count: PhraseCount) -> None:
+        self._term_stats = term_stats
+        self._phrase_count = phrase_count
+
+    def correct(self, query: str, thorough: bool = True, rare: int = 0) -> Correction | None:
+        """The query with its likely typos corrected; None when nothing needs it.
+        A run is tried where one or two of its bigrams are on no page; a short one
+        (``SHORT_RUN_CHARS``) whose bigrams all occur, anywhere, when ``thorough`` or
+        when one of them is on fewer than ``rare`` pages."""
+        folded = fold(query)
+        out = list(query)
+        changes: list[tuple[str, str]] = []
+        for m in _HAN_RUN.finditer(folded):
+            if m.end() - m.start() > MAX_RUN_CHARS:
+                continue
+            fixed = self._correct_run(m.group(), thorough, rare)
+            if fixed is not None:
+                at, ch = fixed
+                changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
+                out[m.start() + at] = ch
+        operators = [o.span() for o in _OPERATOR.finditer(folded)]
+        for m in _LATIN.finditer(folded):
+            if _inside_word(folded, m.start(), m.end()) or m.group() == "or":
+                continue
+            if any(a < m.end() and m.start() < b for a, b in operators):
+                continue  # site:host is the query language's, not a word to correct
+            word = self._correct_word(m.group())
+            if word is not None:
+                changes.append((query[m.start() : m.end()], word))
+                out[m.start() : m.end()] = [word] + [""] * (m.end() - m.start() - 1)
+        if not changes:
+            return None
+        return Correction("".join(out), tuple(changes))
+
+    def _dfs(self, fields: Sequence[str], values: Sequence[str]) -> dict[str, int]:
+        """Each value's largest document frequency over ``fields``, in one round trip."""
+        values = list(dict.fromkeys(values))
+        if not values:
+            return {}
+        _, dfs = self._term_stats([(f, v) for v in values for f in fields])
+        n = len(fields)
+        return {v: max(dfs[i * n : (i + 1) * n]) for i, v in enumerate(values)}
+
+    def _correct_run(self, run: str, thorough: bool, rare: int) -> tuple[int, str] | None:
+        """(position, character) of the best one-character correction of a folded Han
+        run, or None."""
+        old = [run[j : j + 2] for j in range(len(run) - 1)]
+        old_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), old)
+        missing = [j for j, g in enumerate(old) if old_df[g] == 0]
+        short = len(run) <= SHORT_RUN_CHARS
+        if len(missing) > 2 or (not missing and not (short and (thorough or min(old_df.values()) < rare))):
+            # One wrong character breaks at most two bigrams; more that no page holds are
+            # words put together (a question's 何配 in 如何配置) or a name. A longer run
+            # whose bigrams all occur is left as typed: trying every character's
+            # candidates in each was a third of the search's time.
+            return None
+        # Where a bigram is on no page, the typo touches it; else any character may be it.
+        positions = sorted({i for j in missing for i in (j, j + 1)}) if missing else range(len(run))
+        trials: dict[tuple[int, str], tuple[float, list[str]]] = {}
+        for i in positions:
+            for ch, cost in candidates(run[i]):
+                new = run[:i] + ch + run[i + 1 :]
+                trials[(i, ch)] = cost, [new[j : j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1]
+        new_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), [g for _, grams in trials.values() for g in grams])
+
+        def gain(i: int, cost: float, grams: list[str]) -> float:
+            before = [old[j] for j in (i - 1, i) if 0 <= j < len(old)]
+            new = sum(math.log1p(new_df[g]) for g in grams) - sum(math.log1p(old_df[g]) for g in before)
+            return new - math.log(cost)
+
+        scored = sorted(
+            ((gain(i, cost, grams), i, ch) for (i, ch), (cost, grams) in trials.items()
+             if all(new_df[g] > 0 for g in grams)),
+            reverse=True,
+        )  # fmt: skip
+        # The bigrams' gain only ranks the candidates: an idiom's (默默无文 for 默默无闻)
+        # is small, its whole phrase decides (``_held``).
+        best = [(i, ch) for g, i, ch in scored[:CHECKED] if g > 0]
+        if not best:
+            return None
+        if self._phrase_count(tuple(old), True):
+            return None  # a title holds the run as typed: a name, not a typo (探雪, a poem's)
+        fixes = [run[:i] + ch + run[i + 1 :] for i, ch in best]
+        typed, counts = self._held(run, fixes)
+        pages, at = max((c, k) for k, c in enumerate(counts))
+        # A run no page holds (a 4-character idiom mistyped) is corrected to one a single
+        # page holds; a run some page holds needs a correction many times as common.
+        if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else 1):
+            return best[at]
+        return None
+
+    def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:
+        """How many pages hold the run as typed, and each correction of it: as a word
+        for two characters (a pair of characters is a bigram of many words: 市的,
+        高度 must not stand in for 师大, 告诉), else as a phrase."""
+        if len(run) == 2:
+            dfs = self._dfs(_WORD_FIELDS, [run, *fixes])
+            return dfs[run], [dfs[f] for f in fixes]
+        return self._phrase_count(_grams_of(run), False), [self._phrase_count(_grams_of(f), False) for f in fixes]
+
+    def _correct_word(self, word: str) -> str | None:
+        """The most common word one edit from a Latin word that no page holds, or None."""
+        if self._dfs(_WORD_FIELDS, [word])[word] > 0:
+            return None
+        edits = _edits(word)
+        dfs = self._dfs(_WORD_FIELDS, edits)
+        best = max(edits, key=lambda e: (dfs[e], e), default=None)
+        if best is None or dfs[best] < MIN_PAGES:
+            return None
+        return best
+
+
+def _grams_of(run: str) -> tuple[str, ...]:
+    return tuple(run[j : j + 2] for j in range(len(run) - 1))
+
+
+def _inside_word(text: str, start: int, end: int) -> bool:
+    """Whether a run of letters is part of a longer token (digits, dots: apt-get, x86)."""
+    return (start > 0 and text[start - 1] in _ALPHABET + ".-_") or (end < len(text) and text[end] in _ALPHABET + ".-_")
+
+
+def _edits(word: str) -> list[str]:
+    """Every word one deletion, transposition, replacement or insertion away."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = [a + b[1:] for a, b in splits if b]
+    transposes = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
+    replaces = [a + c + b[1:] for a, b in splits if b for c in string.ascii_lowercase if c != b[0]]
+    inserts = [a + c + b for a, b in splits for c in string.ascii_lowercase]
+    return [e for e in dict.fromkeys(deletes + transposes + replaces + inserts) if len(e) >= 2 and e != word]

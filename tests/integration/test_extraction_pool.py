@@ -1,0 +1,60 @@
+"""Extraction worker processes: a document is read from the page store in a worker, a
+worker that runs over its time is killed and replaced, and the next document is read
+by the new one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bench.sites.document_site import _pdf
+from services.common.adapters.packs.page_store import PackPageStore
+from services.common.config import Settings
+from services.common.domain.documents import StoredPage
+from services.extractor.extraction_pool import ExtractionJob, ExtractionPool, ExtractionWorker
+
+TEXT = "北京大学二〇二六年硕士研究生招生简章，报名时间为十月。"
+
+
+def _store(tmp_path: Path, key: str, body: bytes) -> None:
+    PackPageStore(tmp_path / "pages").put(key, StoredPage(f"http://x/{key}", 200, {}, 0.0, body))
+
+
+def test_a_worker_reads_the_document_from_the_page_store(tmp_path: Path) -> None:
+    _store(tmp_path, "a", (TEXT * 3).encode("gb18030"))
+    _store(tmp_path, "b", _pdf([b"BT /F1 24 Tf 72 720 Td (brochure) Tj ET"]))
+    pool = ExtractionPool(Settings(data_dir=tmp_path, documents_workers=2))
+    try:
+        text, pdf, missing = pool.extract_all([ExtractionJob("a", "http://x/a.txt", "text/plain"),
+                                               ExtractionJob("b", "http://x/b", "application/octet-stream"),
+                                               ExtractionJob("c", "http://x/c.pdf", "application/pdf")])  # fmt: skip
+    finally:
+        pool.close()
+    assert text.text is not None and TEXT in text.text.body
+    assert pdf.text is not None and pdf.text.format == "pdf"
+    assert missing.text is None and missing.skipped == "not_stored"
+
+
+def test_a_worker_over_its_time_is_killed_and_the_next_document_gets_a_new_one(tmp_path: Path) -> None:
+    # Twenty million characters of CSV take far longer to read than a millisecond.
+    _store(tmp_path, "slow", ("甲,乙,丙\n" * 4_000_000).encode())
+    _store(tmp_path, "quick", TEXT.encode())
+    worker = ExtractionWorker(Settings(data_dir=tmp_path, documents_timeout_s=0.05, documents_max_chars=50_000_000))
+    try:
+        worker.extract(ExtractionJob("quick", "http://x/q.txt", "text/plain"))  # started, imports done
+        first = worker.pid
+        slow = worker.extract(ExtractionJob("slow", "http://x/s.csv", "text/csv"))
+        assert slow.skipped == "timeout"
+        assert first is not None and not _alive(first)
+        quick = worker.extract(ExtractionJob("quick", "http://x/q.txt", "text/plain"))
+    finally:
+        worker.close()
+    assert quick.text is not None and TEXT in quick.text.body and worker.pid != first
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,0 +1,45 @@
+"""The pieces of forgiving search that need no index: regional names, pinyin keys,
+confusion sets, pinyin syllables."""
+
+from __future__ import annotations
+
+from services.common.analysis.pinyin_keys import fuzzy_key, initials_of, pinyin_of
+from services.common.analysis.regional import regional_variants
+from services.search.confusion_sets import candidates, sounds_alike
+from services.search.pinyin_query import slots, split_syllables
+
+
+def test_a_word_finds_its_name_in_the_other_region_both_ways() -> None:
+    assert regional_variants("软体") == ("软件",)  # Taiwan's 軟體 typed in simplified
+    assert regional_variants("列印") == ("打印",)  # no traditional character: not folded alone
+    assert "列印" in regional_variants("打印")  # a Taiwan page's run of shared characters keeps 列印
+    assert regional_variants("储存格") == ("单元格",)  # the fix the page folding takes too
+
+
+def test_a_mainland_word_is_not_read_as_taiwan_usage() -> None:
+    # Taiwan's 程序 is a mainland 进程; a mainland user's 程序 is a program.
+    assert "进程" not in regional_variants("程序")
+    assert regional_variants("数据") == () and regional_variants("apt") == ()
+
+
+def test_pinyin_keys_drop_tones_and_merge_what_accents_merge() -> None:
+    assert pinyin_of("数据透视表") == "shujutoushibiao" and initials_of("数据透视表") == "sjtsb"
+    assert fuzzy_key("zhang") == fuzzy_key("zan") and fuzzy_key("ning") == fuzzy_key("lin")
+    assert sounds_alike("头", "透") and sounds_alike("帅", "摔") and not sounds_alike("头", "数")
+
+
+def test_a_characters_candidates_put_same_pinyin_first_then_shape_then_near() -> None:
+    chars = [c for c, _ in candidates("头")]
+    assert "透" in chars[:20]  # tou, as 数据头视表 for 数据透视表
+    costs = dict(candidates("帅"))
+    assert costs["筛"] > costs["摔"]  # shai is a letter from shuai; shuai is the same
+    assert candidates("a") == ()
+
+
+def test_pinyin_is_cut_into_the_fewest_syllables_or_read_as_initials() -> None:
+    assert split_syllables("xian") == ["xian"]
+    assert split_syllables("shujutoushibiao") == ["shu", "ju", "tou", "shi", "biao"]
+    assert split_syllables("sjtsb") is None
+    by_initials = slots("sjtsb")
+    assert by_initials is not None and len(by_initials) == 5 and "数" in by_initials[0]
+    assert slots("数据") is None and slots("x") is None

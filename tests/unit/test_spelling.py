@@ -1,0 +1,81 @@
+"""Did you mean, over a tiny index of texts: the bigram counts and phrase counts a real
+index gives, worked out here from the pages' text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from services.common.analysis import fold, segment
+from services.search.pinyin_query import PinyinReader
+from services.search.spelling import SpellingCorrector
+
+PAGES = [
+    ("数据透视表", "创建数据透视表，然后筛选数据透视表。"),
+    ("自动筛选", "自动筛选只显示符合条件的行。"),
+    ("条件格式", "条件格式按值改变单元格的格式。"),
+    ("VLOOKUP 函数", "vlookup 在表格中查找。vlookup 返回值。"),
+    ("VLOOKUP 示例", "用 vlookup 查找。"),
+    ("探雪", "一首诗的题目。"),
+    ("踏雪", "踏雪寻梅。踏雪而归。"),
+    ("踏雪寻梅", "踏雪。"),
+    ("踏雪归来", "踏雪。"),
+]
+
+
+def _grams(text: str) -> list[str]:
+    t = "".join(fold(text).split())
+    return [t[i : i + 2] for i in range(len(t) - 1)]
+
+
+def term_stats(terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+    def holds(title: str, body: str, field: str, value: str) -> bool:
+        text = title if field.startswith("title") else body
+        if field.endswith("_grams"):
+            return value in _grams(text)
+        return value in segment(text)
+
+    return len(PAGES), [sum(holds(t, b, f, v) for t, b in PAGES) for f, v in terms]
+
+
+def phrase_count(grams: tuple[str, ...], titles_only: bool) -> int:
+    run = grams[0] + "".join(g[1] for g in grams[1:])
+    return sum(run in fold(t) or (not titles_only and run in fold(b)) for t, b in PAGES)
+
+
+def test_a_pinyin_typo_is_corrected_to_what_the_pages_say() -> None:
+    corrector = SpellingCorrector(term_stats, phrase_count)
+    fixed = corrector.correct("数据头视表")
+    assert fixed is not None and fixed.query == "数据透视表"
+    fixed = corrector.correct("条件格试")
+    assert fixed is not None and fixed.query == "条件格式"
+
+
+def test_what_the_pages_say_is_left_as_typed() -> None:
+    corrector = SpellingCorrector(term_stats, phrase_count)
+    assert corrector.correct("数据透视表") is None
+    assert corrector.correct("自动筛选") is None
+
+
+def test_a_title_as_typed_is_a_name_not_a_typo() -> None:
+    # 踏雪 is held far more often, but a page is titled 探雪.
+    assert SpellingCorrector(term_stats, phrase_count).correct("探雪") is None
+
+
+def test_a_latin_word_no_page_holds_becomes_the_commonest_one_edit_away() -> None:
+    fixed = SpellingCorrector(term_stats, phrase_count).correct("vlookp")
+    assert fixed is not None and fixed.query == "vlookup"
+
+
+def test_pinyin_is_read_as_the_characters_the_pages_hold() -> None:
+    reader = PinyinReader(term_stats)
+    assert reader.read("shujutoushibiao") == "数据透视表"
+    assert reader.read("zidong shaixuan") == "自动筛选"
+    assert reader.read("qwxz") is None  # no reading any page holds a pair of
+
+
+def test_the_query_language_is_not_corrected() -> None:
+    corrector = SpellingCorrector(term_stats, phrase_count)
+    fixed = corrector.correct("数据头视表 site:docs.example.cn")
+    assert fixed is not None and fixed.query == "数据透视表 site:docs.example.cn"
+    fixed = corrector.correct("vlookp OR 条件格式")
+    assert fixed is not None and fixed.query == "vlookup OR 条件格式"  # OR stays, not "for" or "of"
