@@ -16,9 +16,10 @@
 - ``Cache-Control: no-store`` on the console: after logging out, the back button
   shows nothing from the browser's cache.
 
-And a redirect never names a host: werkzeug builds the ones it makes itself (a path
-missing its "/", say) from the Host header, which the client chooses, so their
-Location is cut to the path; a browser resolves it against the URL it asked for.
+And a redirect to this server never names its host: werkzeug builds the ones it makes
+itself (a path missing its "/", say) from the Host header, which the client chooses,
+so a Location on the request's own host is cut to the path; a browser resolves it
+against the URL it asked for. A redirect elsewhere (a clicked result, /go) is left whole.
 
 HSTS is the TLS proxy's job (docs/deploy.md, "Security").
 """
@@ -43,7 +44,9 @@ def policy_for(path: str, mimetype: str) -> tuple[str, str]:
         return _API_POLICY, "DENY"
     if console:
         return f"{_PAGE_POLICY}; frame-ancestors 'none'", "DENY"
-    return f"{_PAGE_POLICY}; frame-ancestors 'self'", "SAMEORIGIN"
+    # The search UI's pages may frame this site's own pages: /cache shows a cached copy
+    # (/cache/raw, sandboxed by its own policy) in a frame.
+    return f"{_PAGE_POLICY}; frame-src 'self'; frame-ancestors 'self'", "SAMEORIGIN"
 
 
 def init_app(app: Flask) -> None:
@@ -61,14 +64,17 @@ def _add_headers(response: Response) -> Response:
         headers["Cache-Control"] = "no-store"
     location = headers.get("Location")
     if location:
-        headers["Location"] = same_site_location(location)
+        headers["Location"] = same_site_location(location, request.host)
     return response
 
 
-def same_site_location(location: str) -> str:
-    """``location`` without its scheme and host: the path, query and fragment."""
+def same_site_location(location: str, host: str) -> str:
+    """``location`` without its scheme and host when it names ``host`` (the request's
+    Host header): the path, query and fragment. Another host's URL is kept."""
     parts = urlsplit(location)
     if not parts.scheme and not parts.netloc:
+        return location
+    if parts.netloc.lower() != host.lower():
         return location
     # One leading slash: "//host/path" would be another host again (a network-path reference).
     path = "/" + parts.path.lstrip("/")
