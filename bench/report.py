@@ -180,7 +180,7 @@ def write(path: Path, results: BenchResults) -> None:
     # scheduler and million-page benchmarks come from their own runs: kept; so is the crawl
     # profile's (section 1b), which render() puts back.
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    blocks = (load_report.extract(text), PARITY_BLOCK.extract(text), PROCESSES_BLOCK.extract(text),
+    blocks = (load_report.extract(text), load_report.SLOW_BLOCK.extract(text), PARITY_BLOCK.extract(text), PROCESSES_BLOCK.extract(text),
               PAGERANK_BLOCK.extract(text), MANY_HOSTS_BLOCK.extract(text),
               REDIS_FRONTIER_BLOCK.extract(text), SCHEDULERS_BLOCK.extract(text), SCALE_BLOCK.extract(text))  # fmt: skip
     kept = "\n".join(block for block in blocks if block)

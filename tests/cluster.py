@@ -114,7 +114,7 @@ def cluster_env(tmp: Path, redis_server, kafka_broker, s3_endpoint, es_url: str)
         "TANSUO_CRAWLER_ALLOW_PRIVATE_NETWORKS": "true",
         "TANSUO_RANKER_INTERVAL_S": "2",
         "TANSUO_INDEXER_COMMIT_INTERVAL_S": "0.5",
-        "TANSUO_API_TOKEN": "e2e-token",
+        "TANSUO_API_TOKEN": "e2e-token-0123456789",
         "TANSUO_LOG_FORMAT": "json",
     }
 

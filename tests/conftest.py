@@ -1,5 +1,9 @@
 """Real servers for integration tests, each a session fixture started on demand."""
 
+import os
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import settings
 
 # Property tests check behaviour, never speed: Hypothesis's default 200 ms deadline per
@@ -13,3 +17,14 @@ pytest_plugins = [
     "tests.servers.kafka_broker",
     "tests.servers.es_server",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _umask_as_found() -> Iterator[None]:
+    """A test that runs the CLI in this process (its main sets the umask to 077 so the
+    data directory is private) leaves the umask as it found it: a later test's files
+    for another user, such as a container's secret, stay readable."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    yield
+    os.umask(mask)

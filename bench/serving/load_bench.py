@@ -5,17 +5,29 @@
     .venv/bin/python -m bench.serving.load_bench --quick         # fewer levels, 4 s each
     .venv/bin/python -m bench.serving.load_bench --compare       # also granian, waitress, worker counts
     .venv/bin/python -m bench.serving.load_bench --profile       # py-spy on one worker under load
+    .venv/bin/python -m bench.serving.load_bench --slow-clients --baseline REV   # slow clients, against REV's server
 
 The index is the demo site's pages repeated under nine hosts (about 2,300 pages, the
 size of a real documentation site), built by the indexer's own code. Every server
 process and the load client run as separate processes on this machine, so the client
 takes part of a core: the figures are a floor, and only ratios between lines of the
 same run compare (docs/benchmarks.md says on which machine).
+
+Every client runs on 127.0.0.1, which the servers are told to exempt from the
+per-address rate limit (TANSUO_API_RATE_LIMIT_EXEMPT=127.0.0.0/8): no address is
+exempt by default, and the benchmark measures the server, not its limit.
+
+``--slow-clients`` measures 64 and 256 closed-loop clients with and without 48 slow
+clients beside them (each sends its request a byte every 2 s, and starts again on a
+new connection when cut), with /healthz probed four times a second, then one client
+alone right after: `tansuo serve` of this tree and, with ``--baseline REV``, of REV
+(a git worktree of it), in the same run; with ``--compare``, granian and waitress too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -50,6 +62,12 @@ NO_CACHE = {"TANSUO_SEARCH_CACHE_ENTRIES": "0"}
 # level are not repeats of an earlier level's on the same server.
 STREAM_PER_LEVEL = 25_000
 COPIES = 9  # 255 pages x 9 hosts: the size of the documentation site of issue 18
+# The load clients all come from loopback; no address is exempt from the rate limit
+# unless the server is told (docs/deploy.md, "Security").
+LOOPBACK_EXEMPT = {"TANSUO_API_RATE_LIMIT_EXEMPT": "127.0.0.0/8"}
+SLOW_CLIENTS = 48  # the issue's count: as many froze two workers of 8 threads
+SLOW_LEVELS = (64, 256)
+SLOW_REQUEST_TIMEOUT_S = 10.0  # a search unanswered this long counts as "timeout"
 
 
 def _log(message: str) -> None:
@@ -63,13 +81,14 @@ class Target:
     name: str
     argv: list[str]
     env: dict[str, str]
+    cwd: Path | None = None  # another revision's tree, whose modules the server runs
 
 
 def server_env(data_dir: Path, port: int) -> dict[str, str]:
     """A measured server's environment: the index, the port, and /metrics on port 0 (any
     free port, never colliding with another server on the machine)."""
     return {"TANSUO_DATA_DIR": str(data_dir), "TANSUO_API_PORT": str(port), "TANSUO_API_HOST": "127.0.0.1",
-            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0"}  # fmt: skip
+            "TANSUO_HEALTH_HOST": "127.0.0.1", "TANSUO_HEALTH_PORT": "0", **LOOPBACK_EXEMPT}  # fmt: skip
 
 
 def targets(data_dir: Path, port: int, workers: int) -> list[Target]:
@@ -105,9 +124,12 @@ def comparison_targets(data_dir: Path, port: int) -> list[Target]:
 def running(target: Target, port: int, log_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TANSUO_", "PROMETHEUS_"))}
     env.update(target.env)
-    log_path = log_dir / (target.name.replace(" ", "_") + ".log")
+    if target.cwd is not None:
+        env["PYTHONPATH"] = str(target.cwd)
+    log_path = log_dir / ("".join(c if c.isalnum() else "_" for c in target.name) + ".log")
     with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(target.argv, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(target.argv, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=target.cwd)  # fmt: skip
     try:
         _wait_ready(port, proc, log_path)
         yield proc
@@ -136,13 +158,20 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes], log_path: Path) -> Non
 
 
 def load(
-    mode: str, port: int, queries: Path, seconds: float, clients: int = 1, rate: float = 0, start_at: int = 0,
+    mode: str,
+    port: int,
+    queries: Path,
+    seconds: float,
+    clients: int = 1,
+    rate: float = 0,
+    start_at: int = 0,
     warmup_s: float = 0.0,
+    extra: Sequence[str] = (),
 ) -> dict[str, object]:
     """One level: ``seconds`` measured, after ``warmup_s`` in which closed-loop clients
-    arrive (over half of it) and the server settles."""
+    arrive (over half of it) and the server settles; ``extra``: more load_client options."""
     argv = [PY, "-m", "bench.serving.load_client", mode, f"http://127.0.0.1:{port}", str(queries),
-            "--seconds", str(seconds + warmup_s), "--start-at", str(start_at)]  # fmt: skip
+            "--seconds", str(seconds + warmup_s), "--start-at", str(start_at), *extra]  # fmt: skip
     if mode == "closed":
         argv += ["--clients", str(clients), "--ramp", str(warmup_s / 2), "--warmup", str(warmup_s)]
     else:
@@ -225,9 +254,197 @@ def profile(target: Target, port: int, queries: Path, seconds: float, out: Path,
 def scaling_targets(data_dir: Path, port: int, cores: int) -> list[Target]:
     """`tansuo serve` with 1 .. cores workers, for throughput per worker."""
     serve = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port)]
-    base = {"TANSUO_DATA_DIR": str(data_dir), **NO_CACHE}
+    base = {"TANSUO_DATA_DIR": str(data_dir), **NO_CACHE, **LOOPBACK_EXEMPT}
     return [Target(f"tansuo serve, {n} worker{'s' if n > 1 else ''}", [*serve, "--workers", str(n)], base)
             for n in range(1, cores + 1)]  # fmt: skip
+
+
+@contextmanager
+def baseline_tree(rev: str, work: Path) -> Iterator[tuple[Path, str]]:
+    """A git worktree of ``rev`` (removed afterwards) and its short commit name."""
+    short = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True, text=True,
+                           check=True).stdout.strip()  # fmt: skip
+    path = work / f"baseline-{short}"
+    if path.exists():
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)], capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), rev], capture_output=True, check=True
+    )
+    try:
+        yield path, short
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)], capture_output=True)
+
+
+def slow_client_targets(data_dir: Path, port: int, workers: int, baseline: tuple[Path, str] | None,
+                        compare: bool) -> list[Target]:  # fmt: skip
+    """`tansuo serve` of this tree and of the baseline; other servers with ``compare``."""
+    base = server_env(data_dir, port)
+    serve = [PY, "-m", "services.cli.main", "serve", "--data", str(data_dir), "--port", str(port), "--workers",
+             str(workers)]  # fmt: skip
+    out = []
+    if baseline is not None:
+        out.append(Target(f"tansuo serve at `{baseline[1]}` (before)", serve, base, cwd=baseline[0]))
+    out.append(Target("tansuo serve (this tree)", serve, base))
+    if compare:
+        out += [t for t in comparison_targets(data_dir, port) if t.name.startswith(("granian", "waitress"))]
+    return out
+
+
+def run_slow_levels(target: Target, port: int, queries: Path, seconds: float, warmup_s: float,
+                    log_dir: Path) -> list[dict[str, Any]]:  # fmt: skip
+    """Each level with and without the slow clients, /healthz probed throughout; after
+    a level with slow clients, one client alone for 5 s (is the server still "busy"?)."""
+    out: list[dict[str, Any]] = []
+    with running(target, port, log_dir):
+        load("closed", port, queries, 3, clients=4)  # warm-up: jieba, page cache, every worker
+        level = 0
+        for clients in SLOW_LEVELS:
+            for slow in (0, SLOW_CLIENTS):
+                level += 1
+                extra = ["--probe", "/healthz", "--timeout", str(SLOW_REQUEST_TIMEOUT_S)]
+                if slow:
+                    extra += ["--slow", str(slow), "--slow-interval", "2"]
+                result: dict[str, Any] = load("closed", port, queries, seconds, clients=clients, warmup_s=warmup_s,
+                                              start_at=level * STREAM_PER_LEVEL, extra=extra)  # fmt: skip
+                result["slow_clients"] = slow
+                if slow:
+                    result["after"] = load("closed", port, queries, 5, clients=1, start_at=level * STREAM_PER_LEVEL + 20_000,
+                                           extra=["--timeout", str(SLOW_REQUEST_TIMEOUT_S)])  # fmt: skip
+                _log(f"  {target.name}: {clients} clients, {slow} slow: {result}")
+                out.append(result)
+                time.sleep(1)
+    return out
+
+
+def measure_slow(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+    port = 18_481
+    args.work.mkdir(parents=True, exist_ok=True)
+    queries_path = args.work / "queries.txt"
+    queries = build_index(default_cache().parent / "zh-docs-site", args.work / "data", 500)
+    sent = query_stream.stream(queries, STREAM_PER_LEVEL * 8)
+    queries_path.write_text("\n".join(sent) + "\n", encoding="utf-8")
+    workers = args.workers or len(os.sched_getaffinity(0))
+    results: dict[str, Any] = {
+        "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"), "load_start": os.getloadavg()[0],
+        "machine": asdict(machine.describe()), "seconds": seconds, "warmup_s": args.warmup, "workers": workers,
+        "slow_clients": SLOW_CLIENTS, "targets": {},
+    }  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        baseline = stack.enter_context(baseline_tree(args.baseline, args.work)) if args.baseline else None
+        if baseline is not None and args.ab_rounds:
+            results["ab"] = ab_rounds(
+                args.work / "data", port, workers, baseline, queries_path, args.ab_rounds, args.work
+            )
+        if not args.ab_only:
+            for target in slow_client_targets(args.work / "data", port, workers, baseline, args.compare):
+                _log(f"{target.name} ...")
+                results["targets"][target.name] = run_slow_levels(
+                    target, port, queries_path, seconds, args.warmup, args.work
+                )
+    results["load_end"] = os.getloadavg()[0]
+    return results
+
+
+AB_SECONDS = 10.0
+
+
+def ab_rounds(data_dir: Path, port: int, workers: int, baseline: tuple[Path, str], queries: Path, rounds: int,
+              log_dir: Path) -> dict[str, list[float]]:  # fmt: skip
+    """The baseline's server and this tree's, both running, measured in turn (the order
+    swapped every round) at 64 and 256 clients without slow clients: this tree's
+    answered/s over the baseline's, and its CPU seconds per answered request over the
+    baseline's, per round. On a machine that other work shares, a level's throughput
+    moves by half from one minute to the next; side by side, both servers meet the same
+    moments, and CPU per request hardly depends on them."""
+    before = slow_client_targets(data_dir, port, workers, baseline, False)[0]
+    now = slow_client_targets(data_dir, port + 1, workers, baseline, False)[-1]
+    ratios: dict[str, list[float]] = {}
+    with running(before, port, log_dir) as proc_before, running(now, port + 1, log_dir) as proc_now:
+        pids = {port: proc_before.pid, port + 1: proc_now.pid}
+        for p in (port, port + 1):
+            load("closed", p, queries, 3, clients=4)
+        for r in range(rounds):
+            for clients in SLOW_LEVELS:
+                answered, cpu = {}, {}
+                for p in (port, port + 1) if r % 2 == 0 else (port + 1, port):
+                    cpu_start = _cpu_seconds(pids[p])
+                    result = load("closed", p, queries, AB_SECONDS, clients=clients, warmup_s=3.0,
+                                  start_at=(r * 2 + clients % 7) * 1000, extra=["--timeout", "10"])  # fmt: skip
+                    answered[p] = float(result["ok_per_s"])  # type: ignore[arg-type]
+                    whole = result["whole"]
+                    served = sum(v for k, v in whole["statuses"].items() if k.isdigit())  # type: ignore[index]
+                    cpu[p] = (_cpu_seconds(pids[p]) - cpu_start) / max(1, served)
+                ratio = answered[port + 1] / answered[port] if answered[port] else float("inf")
+                ratios.setdefault(f"{clients} clients, answered/s", []).append(round(ratio, 3))
+                ratios.setdefault(f"{clients} clients, CPU per request", []).append(round(cpu[port + 1] / cpu[port], 3))
+                _log(f"  A/B round {r + 1}, {clients} clients: {answered} -> {ratio:.2f}; CPU/request {cpu}")
+    return ratios
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a server: its arbiter and worker processes."""
+    ticks = 0
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    for process in [str(pid), *children]:
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def slow_markdown(results: dict[str, Any]) -> str:
+    """The docs/benchmarks.md section of a --slow-clients run."""
+    m = results["machine"]
+    out = [
+        "## Load with slow clients (issue 39)",
+        "",
+        f"{results['started']} UTC, Tansuo `{m['commit']}`, {m['cpu']}, {m['cores']} cores, Python {m['python']}. "
+        f"Load average (1 min) {results['load_start']:.1f} at the start, {results.get('load_end', 0):.1f} at the end. "
+        f"`python -m bench.serving.load_bench --slow-clients --baseline REV --write`, {results['seconds']:g} s measured "
+        f"per level after {results['warmup_s']:g} s of warm-up, {results['workers']} worker processes of 8 threads, the "
+        "index and query stream of the load benchmark above.",
+        "",
+        f"Each level runs its closed-loop clients alone, then beside {results['slow_clients']} slow clients: each "
+        "opens a connection and sends a search request one byte every 2 s, never the last one, and when the server "
+        "answers or closes, starts again on a new connection. A probe asks `/healthz` on a new connection four times a "
+        f"second, and counts no answer within 5 s as a timeout; a search unanswered after {SLOW_REQUEST_TIMEOUT_S:g} s "
+        "is a timeout too. *After*: one client alone for 5 s once the slow clients have gone.",
+        "",
+        "| server | clients | slow clients | answered/s (200) | p50 ms | p99 ms | refused (503) | timeouts | /healthz "
+        "answered | /healthz p99 ms | slow requests cut (408) | after: answered/s, refused |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, levels in results["targets"].items():
+        for r in levels:
+            probe = r.get("probe", {})
+            answered = probe.get("statuses", {}).get("200", 0)
+            slow = r.get("slow", {})
+            after = r.get("after")
+            after_text = f"{after['ok_per_s']:.0f}/s, {after['refused_share'] * 100:.0f}%" if after else "—"
+            out.append(f"| {name} | {r['clients']} | {r['slow_clients']} | {r['ok_per_s']:.0f} | {r['p50_ms']} | "
+                       f"{r['p99_ms']} | {r['statuses'].get('503', 0)} | {r['statuses'].get('timeout', 0)} | "
+                       f"{answered} of {probe.get('sent', 0)} | {probe.get('p99_ms')} | "
+                       f"{slow.get('answers', {}).get('408', 0) if slow else '—'} | {after_text} |")  # fmt: skip
+    if results.get("ab"):
+        out += ["", "Without slow clients, side by side (both servers running, measured in turn, the order swapped "
+                f"every round; {AB_SECONDS:g} s after 3 s of warm-up each): this tree's answered/s, and its CPU seconds "
+                "(arbiter and workers) per request, over the baseline's, per round, and the medians:", ""]  # fmt: skip
+        for what, ratios in results["ab"].items():
+            ordered = sorted(ratios)
+            median = ordered[len(ordered) // 2] if len(ordered) % 2 else sum(ordered[len(ordered) // 2 - 1 :][:2]) / 2
+            out.append(f"- {what}: {', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f}×.")
+    names = list(results["targets"])
+    if len(names) >= 2 and "(before)" in names[0]:
+        before, now = results["targets"][names[0]], results["targets"][names[1]]
+        out += ["", "This tree against the baseline, level by level (answered/s, ratio):", ""]
+        for old, new in zip(before, now, strict=True):
+            ratio = f"{new['ok_per_s'] / old['ok_per_s']:.2f}×" if old["ok_per_s"] else "the baseline answered none"
+            out.append(f"- {new['clients']} clients, {new['slow_clients']} slow: {new['ok_per_s']:.0f} against "
+                       f"{old['ok_per_s']:.0f}/s, {ratio}.")  # fmt: skip
+    return "\n".join(out) + "\n"
 
 
 def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
@@ -249,11 +466,13 @@ def measure(args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     _log(f"bare query: {results['bare']}")
     if args.profile:
         profile(targets(data_dir, port, args.workers)[0], port, queries_path, seconds, args.profile, args.work)
-        results["profile"] = summarise(args.profile, 20, within="BoundedThreadWorker.handle")
+        results["profile"] = summarise(args.profile, 20, within="BoundedThreadWorker._serve")
     if args.compare:
         for target in comparison_targets(data_dir, port):
             _log(f"{target.name} ...")
-            results["compare"][target.name] = run_target(target, port, queries_path, (1, 64, 256), seconds, [], args.work)
+            results["compare"][target.name] = run_target(
+                target, port, queries_path, (1, 64, 256), seconds, [], args.work
+            )
     levels = QUICK_LEVELS if args.quick else CLOSED_LEVELS
     one_core = 1000 / float(results["bare"]["service_ms"])
     rates = [round(one_core * workers * f) for f in (0.5, 1.0, 2.0)]
@@ -274,16 +493,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", action="store_true", help="also granian, waitress and other worker shapes")
     parser.add_argument("--profile", type=Path, help="also profile one worker with py-spy; raw profile written here")
     parser.add_argument("--seconds", type=float, help="measured per level (default 20, quick 4)")
-    parser.add_argument("--warmup", type=float,
-                        help="closed-loop levels: seconds before the measurement, in the first half of which "
-                             "the clients arrive (default 10, quick 2)")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        help="closed-loop levels: seconds before the measurement, in the first half of which "
+        "the clients arrive (default 10, quick 2)",
+    )
     parser.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tansuo-load-bench")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
-    parser.add_argument("--from-json", type=Path, action="append", default=[],
-                        help="render earlier raw results (repeatable: later files add their parts) instead of measuring")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        action="append",
+        default=[],
+        help="render earlier raw results (repeatable: later files add their parts) instead of measuring",
+    )
     parser.add_argument("--write", action="store_true", help="put the section into docs/benchmarks.md")
+    parser.add_argument(
+        "--slow-clients",
+        action="store_true",
+        help="measure with slow clients present instead (see the module's docstring)",
+    )
+    parser.add_argument("--baseline", metavar="REV", help="--slow-clients: also measure this revision's server")
+    parser.add_argument(
+        "--ab-rounds",
+        type=int,
+        default=0,
+        help="--slow-clients with --baseline: also this many rounds of both servers side by side",
+    )
+    parser.add_argument("--ab-only", action="store_true", help="--slow-clients: only the side-by-side rounds")
     args = parser.parse_args(argv)
+    if args.slow_clients:
+        return _slow_main(args)
     if args.from_json:
         results: dict[str, Any] = {}
         for path in args.from_json:
@@ -301,6 +543,23 @@ def main(argv: list[str] | None = None) -> int:
         load_report.write(REPO / "docs" / "benchmarks.md", section)
     else:
         print(section)
+    return 0
+
+
+def _slow_main(args: argparse.Namespace) -> int:
+    if args.from_json:
+        results: dict[str, Any] = {}
+        for path in args.from_json:  # later files add their parts (the side-by-side rounds, say)
+            results.update(
+                {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if v or k not in results}
+            )
+    else:
+        if args.warmup is None:
+            args.warmup = 5.0
+        results = measure_slow(args, args.seconds or 20.0)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    load_report.SLOW_BLOCK.publish(slow_markdown(results), args.write)
     return 0
 
 
@@ -352,10 +611,14 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"{results['started']} UTC, Tansuo `{m['commit']}`, {m['cpu']}, {m['cores']} cores, Python {m['python']}. "
         f"Load average (1 min) {results['load_start']:.1f} at the start, {results.get('load_end', 0):.1f} at the end"
-        + (": other work shared the machine, so every figure is a floor and only lines of this run compare."
-           if max(results["load_start"], results.get("load_end", 0)) > 0.5 * m["cores"] else ".")
+        + (
+            ": other work shared the machine, so every figure is a floor and only lines of this run compare."
+            if max(results["load_start"], results.get("load_end", 0)) > 0.5 * m["cores"]
+            else "."
+        )
         + f" `python -m bench.serving.load_bench --write`, {results['seconds']:g} s measured per level"
-        + (f" after {results['warmup_s']:g} s of warm-up" if results.get("warmup_s") else "") + ", "
+        + (f" after {results['warmup_s']:g} s of warm-up" if results.get("warmup_s") else "")
+        + ", "
         f"{results['workers']} worker processes (one per core, the default) of 8 threads.",
         "",
         "The index: the demo site's pages under nine host names (about 2,300 documents). Queries: 500 drawn as "
@@ -388,17 +651,31 @@ def markdown(results: dict[str, Any]) -> str:
             r = runs["closed"][0]
             out.append(_row(name, r))
         rates = [runs["closed"][0]["ok_per_s"] for runs in results["scaling"].values()]
-        out += ["", "Throughput relative to one worker: "
-                + ", ".join(f"{i + 1} → {rate / rates[0]:.2f}×" for i, rate in enumerate(rates)) + "."]
+        out += [
+            "",
+            "Throughput relative to one worker: "
+            + ", ".join(f"{i + 1} → {rate / rates[0]:.2f}×" for i, rate in enumerate(rates))
+            + ".",
+        ]
     if results.get("compare"):
-        out += ["", "**Servers and worker shapes compared** (the same app; granian and waitress without the "
-                "admission middleware, which needs gunicorn's arrival stamps):", "", _HEAD]
+        out += [
+            "",
+            "**Servers and worker shapes compared** (the same app; granian and waitress without the "
+            "admission middleware, which needs gunicorn's arrival stamps):",
+            "",
+            _HEAD,
+        ]
         for name, runs in results["compare"].items():
             out += [_row(name, r) for r in runs["closed"]]
     if results.get("profile"):
-        out += ["", "**Profile** of one `tansuo serve` worker under 64 clients (py-spy, 200 samples/s; shares of "
-                "the samples of threads inside a request, waits for Python's lock and for other locks "
-                "included; docs/serving.md reads it):", "", results["profile"]]
+        out += [
+            "",
+            "**Profile** of one `tansuo serve` worker under 64 clients (py-spy, 200 samples/s; shares of "
+            "the samples of threads inside a request, waits for Python's lock and for other locks "
+            "included; docs/serving.md reads it):",
+            "",
+            results["profile"],
+        ]
     return "\n".join(out) + "\n"
 
 

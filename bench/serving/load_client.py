@@ -2,6 +2,7 @@
 
     python -m bench.serving.load_client closed URL_BASE QUERIES_FILE --clients 256 --seconds 10
     python -m bench.serving.load_client open URL_BASE QUERIES_FILE --rate 400 --seconds 10
+    python -m bench.serving.load_client closed URL_BASE QUERIES_FILE --clients 64 --slow 48 --probe /healthz
 
 Prints one JSON object: responses by status, successes per second, latency quantiles.
 It runs as its own process, beside the server under test, so that its own work does
@@ -15,6 +16,10 @@ server closed is reopened at once (HTTP allows closing an idle connection at any
 time). Open loop: requests start at a fixed rate whatever the answers, on idle
 connections from a pool, and latency counts from the planned start, so a queue
 shows in full rather than slowing the load down (no coordinated omission).
+
+With ``--slow N``, N clients beside these send their requests a byte at a time
+(bench/serving/hostile_clients.py); with ``--probe PATH``, a probe asks PATH every
+quarter second. A request unanswered after ``--timeout`` seconds counts as "timeout".
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from bench.serving import hostile_clients
+
 OPEN_LOOP_MAX_CONNECTIONS = 4096
+REQUEST_TIMEOUT_S = 30.0  # a closed-loop request unanswered this long counts as "timeout"
 DRAIN_TIMEOUT_S = 30.0  # open loop: requests still unanswered this long after the end count as timeouts
 
 
@@ -116,8 +124,15 @@ class Connection:
 
 
 async def closed_loop(
-    host: str, port: int, paths: list[str], clients: int, seconds: float, start_at: int = 0, ramp_s: float = 0.0,
+    host: str,
+    port: int,
+    paths: list[str],
+    clients: int,
+    seconds: float,
+    start_at: int = 0,
+    ramp_s: float = 0.0,
     warmup_s: float = 0.0,
+    timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> dict[str, object]:
     """``clients`` users, the n-th arriving ``n / clients * ramp_s`` seconds in (a
     search box's users do not all press Enter in the same millisecond), for ``seconds``
@@ -137,11 +152,11 @@ async def closed_loop(
             sent = time.monotonic()
             tallies = (whole, steady) if sent >= steady_from else (whole,)
             try:
-                status, retry_after, _ = await conn.request(path)
-            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                status, retry_after, _ = await asyncio.wait_for(conn.request(path), timeout_s)
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError, TimeoutError) as exc:
                 conn.close()
                 for tally in tallies:
-                    tally.statuses["connection error"] += 1
+                    tally.statuses["timeout" if isinstance(exc, TimeoutError) else "connection error"] += 1
                 await asyncio.sleep(0.05)
                 continue
             if time.monotonic() <= end + 5:
@@ -213,6 +228,24 @@ def search_paths(queries: list[str]) -> list[str]:
     return [f"/api/search?q={quote(q)}" for q in queries]
 
 
+async def _run(args: argparse.Namespace, host: str, port: int, paths: list[str]) -> dict[str, object]:
+    """The load, with the slow clients and the probe beside it when asked for."""
+    if args.mode == "closed":
+        load = closed_loop(host, port, paths, args.clients, args.seconds, args.start_at, args.ramp, args.warmup,
+                           args.timeout)  # fmt: skip
+    else:
+        load = open_loop(host, port, paths, args.rate, args.seconds, args.start_at)
+    extras: dict[str, object] = {}
+    if args.slow:
+        extras["slow"] = hostile_clients.slow_clients(host, port, paths[0], args.slow, args.slow_interval, args.seconds)
+    if args.probe:
+        extras["probe"] = hostile_clients.probe(host, port, args.probe, 0.25, args.probe_timeout, args.seconds)
+    done = await asyncio.gather(load, *extras.values())  # type: ignore[arg-type]
+    result: dict[str, object] = dict(done[0])
+    result.update(zip(extras, done[1:], strict=True))
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.serving.load_client", description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("closed", "open"))
@@ -223,16 +256,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--start-at", type=int, default=0, help="the line of QUERIES to begin with")
     parser.add_argument("--ramp", type=float, default=0.0, help="closed loop: seconds over which the clients arrive")
-    parser.add_argument("--warmup", type=float, default=0.0,
-                        help="closed loop: seconds left out of the summary (the arrival and the server settling)")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="closed loop: seconds left out of the summary (the arrival and the server settling)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=REQUEST_TIMEOUT_S,
+        help="closed loop: seconds before a request counts as a timeout",
+    )
+    parser.add_argument("--slow", type=int, default=0, help="also this many clients sending a byte at a time")
+    parser.add_argument("--slow-interval", type=float, default=2.0, help="seconds between a slow client's bytes")
+    parser.add_argument("--probe", default="", help="also ask this path every quarter second (a health probe)")
+    parser.add_argument("--probe-timeout", type=float, default=5.0)
     args = parser.parse_args(argv)
     url = urlsplit(args.base_url)
     paths = search_paths([q for q in args.queries.read_text(encoding="utf-8").splitlines() if q.strip()])
-    if args.mode == "closed":
-        result = asyncio.run(closed_loop(url.hostname or "", url.port or 80, paths, args.clients, args.seconds,
-                                         args.start_at, args.ramp, args.warmup))  # fmt: skip
-    else:
-        result = asyncio.run(open_loop(url.hostname or "", url.port or 80, paths, args.rate, args.seconds, args.start_at))
+    result = asyncio.run(_run(args, url.hostname or "", url.port or 80, paths))
     json.dump(result, sys.stdout)
     print()
     return 0

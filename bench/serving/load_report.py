@@ -14,3 +14,7 @@ END = "<!-- load-bench:end -->"
 BLOCK = MarkedBlock(START, END)
 extract = BLOCK.extract
 write = BLOCK.write
+# The slow-client levels (load_bench.py --slow-clients), a block of their own: they
+# run against another revision too, and take a few minutes.
+SLOW_BLOCK = MarkedBlock("<!-- load-slow-clients:start (bench/serving/load_bench.py --slow-clients --write) -->",
+                         "<!-- load-slow-clients:end -->")  # fmt: skip

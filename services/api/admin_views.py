@@ -13,6 +13,7 @@ from flask.typing import ResponseReturnValue
 
 from services.api import admin_session
 from services.api.admin_overview import overview
+from services.api.console_pages import logged_in, must_post_as_logged_in, refuse
 from services.api.console_words import zh
 from services.api.context import api_context
 from services.api.index_documents import index_documents
@@ -32,24 +33,13 @@ DONE_MESSAGES = {
     "purge": "已从索引删除 {host} 的 {n} 个网址（由索引器执行），并暂停该主机。",
     "seeds": "已提交 {n} 个种子网址。",
 }
+# Actions that take a second, explicit step: a purge drops the host's pages from the index.
+CONFIRMED = frozenset({"purge"})
 _SPLIT = str.maketrans({",": " ", "，": " ", "\r": " ", "\n": " ", "\t": " "})
 
 
 def _settings() -> Settings:
     return api_context().settings
-
-
-def _refuse(code: int, message: str) -> ResponseReturnValue:
-    return render_template("admin_message.html", code=code, message=message), code
-
-
-def _guard() -> ResponseReturnValue | None:
-    """None for a logged-in session posting its own CSRF token; else the refusal."""
-    if not admin_session.logged_in():
-        return _refuse(403, "请先登录控制台。")
-    if not admin_session.csrf_ok(request.form.get("csrf", "")):
-        return _refuse(403, "表单已过期（CSRF 令牌不符），请刷新页面后重试。")
-    return None
 
 
 def _done_message() -> str:
@@ -64,7 +54,7 @@ def console() -> ResponseReturnValue:
     """The console when logged in, else the login form."""
     if not _settings().api_token:
         return render_template("admin_login.html", disabled=True, error=""), 403
-    if not admin_session.logged_in():
+    if not logged_in():
         return render_template("admin_login.html", disabled=False, error="")
     backends = api_context().backends
     view = overview(backends.frontier, links=backends.link_graph, documents=index_documents(backends.index))
@@ -76,25 +66,33 @@ def console() -> ResponseReturnValue:
 @bp.post("/admin/login")
 def login() -> ResponseReturnValue:
     """Form field ``token``: the API token."""
-    cfg = _settings()
+    ctx = api_context()
+    cfg = ctx.settings
     if not cfg.api_token:
         return render_template("admin_login.html", disabled=True, error=""), 403
-    if not admin_session.log_in(cfg, request.form.get("token", "").strip()):
+    client = request.remote_addr or ""
+    if wait_s := ctx.auth_failures.wait_s(client):
+        retry_after = ctx.auth_failures.refused(client, request.path, wait_s)
+        error = f"错误次数过多，请 {retry_after} 秒后再试。"
+        return render_template("admin_login.html", disabled=False, error=error), 429, {"Retry-After": retry_after}
+    if not admin_session.log_in(cfg, request.form.get("token", "").strip(), ctx.backends.frontier):
+        ctx.auth_failures.failed(client, request.path)
         return render_template("admin_login.html", disabled=False, error="令牌不对。"), 401
     return redirect(url_for("admin.console"), code=303)
 
 
 @bp.post("/admin/logout")
 def logout() -> ResponseReturnValue:
-    """Ends the session (harmless without a CSRF token: at worst a forced logout)."""
-    admin_session.log_out()
+    """Ends the session, and every other (harmless without a CSRF token: at worst a
+    forced logout)."""
+    admin_session.log_out(_settings(), api_context().backends.frontier)
     return redirect(url_for("admin.console"), code=303)
 
 
 @bp.post("/admin/seeds")
 def seeds() -> ResponseReturnValue:
     """Form fields ``urls`` and ``allow_domains``, separated by spaces, commas or lines."""
-    refused = _guard()
+    refused = must_post_as_logged_in()
     if refused is not None:
         return refused
     urls = request.form.get("urls", "").translate(_SPLIT).split()
@@ -103,7 +101,7 @@ def seeds() -> ResponseReturnValue:
         req = seed_request(urls, domains, source="console",
                            allow_private_networks=_settings().crawler_allow_private_networks)  # fmt: skip
     except BadSeeds as exc:
-        return _refuse(403 if isinstance(exc, PrivateSeed) else 400, f"种子未提交：{seed_error(exc.code, exc.value)}")
+        return refuse(403 if isinstance(exc, PrivateSeed) else 400, f"种子未提交：{seed_error(exc.code, exc.value)}")
     submit(api_context().backends.bus, req)
     return redirect(url_for("admin.console", done="seeds", n=len(req.urls)), code=303)
 
@@ -111,15 +109,19 @@ def seeds() -> ResponseReturnValue:
 @bp.post("/admin/hosts/<host>")
 def host_action(host: str) -> ResponseReturnValue:
     """Form field ``action``: pause, resume, recrawl or purge."""
-    refused = _guard()
+    refused = must_post_as_logged_in()
     if refused is not None:
         return refused
     action = request.form.get("action", "")
     if action not in host_actions.ACTIONS:
-        return _refuse(400, f"未知操作：{action[:40]!r}")
+        return refuse(400, f"未知操作：{action[:40]!r}")
+    if action in CONFIRMED and request.form.get("confirm", "") != host:
+        # Removing a host's pages cannot be undone: one click only asks, a second,
+        # on a page of its own, does it.
+        return render_template("admin_confirm.html", host=host, action=action, csrf=admin_session.csrf_token())
     backends = api_context().backends
     try:
         result = host_actions.run_action(backends.frontier, lambda: backends.bus, host, action)
     except host_actions.UnknownHost:
-        return _refuse(404, f"抓取队列中没有主机 {host!r}。")
+        return refuse(404, f"抓取队列中没有主机 {host!r}。")
     return redirect(url_for("admin.console", done=action, host=host, n=result.urls), code=303)

@@ -17,6 +17,7 @@ from services.api import (
     analytics_views,
     api_docs,
     cache_views,
+    client_address,
     dictionary_views,
     frontier_api,
     health,
@@ -27,9 +28,11 @@ from services.api import (
     request_ids,
     search_api,
     search_rate_limit,
+    security_headers,
     seeds_api,
     web_ui,
 )
+from services.api.auth_failures import FailureLimit
 from services.api.context import EXTENSION, ApiContext
 from services.api.error_pages import http_error_response
 from services.api.ui_messages import http_error as ui_http_error
@@ -57,6 +60,9 @@ def create_app(
     the configured one, opened read-only so it can serve while a crawl in another
     process writes); ``readiness`` replaces the index ping as /readyz's answer."""
     app = Flask(__name__)
+    # "//admin" would be redirected to an absolute URL built from the Host header,
+    # which a client chooses: such paths are simply not found.
+    app.url_map.merge_slashes = False
     app.json.ensure_ascii = False  # type: ignore[attr-defined]  # Chinese stays readable in JSON
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
     # Adapters live on the app, not in module globals, so a test can build many apps.
@@ -69,6 +75,7 @@ def create_app(
         suggest=SuggestService(index),
         sites=SiteChoices(index),
         readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),
+        auth_failures=FailureLimit(cfg.api_auth_failures_per_minute),
         # Search analytics and the operator's dictionaries: written and read in the
         # background, so a search never waits for their store (services/analytics/,
         # services/dictionaries/).
@@ -91,8 +98,10 @@ def create_app(
     admin_session.init_app(app, cfg)
     app.register_blueprint(health.bp)
     request_ids.init_app(app)
+    client_address.init_app(app, cfg)
     query_encoding.init_app(app)
     search_rate_limit.init_app(app, cfg)
+    security_headers.init_app(app)
     _register_error_handlers(app)
     # Load jieba's dictionary now, off the request path, so the first search does not
     # pay ~2 s for it; a request arriving earlier simply waits for the load.

@@ -43,12 +43,21 @@ def token_matches(given: str, expected: str) -> bool:
 
 def refuse_unauthorised(purpose: str) -> ResponseReturnValue | None:
     """None when the request carries the configured token; else the answer to give:
-    403 when no token is configured (the endpoint is off), 401 for a missing or wrong one."""
-    token = api_context().settings.api_token
+    403 when no token is configured (the endpoint is off), 401 for a missing or wrong
+    one, 429 while the client has presented too many wrong ones (auth_failures.py)."""
+    ctx = api_context()
+    token = ctx.settings.api_token
     if not token:
         return jsonify(error=f"{purpose} over the API is disabled: set TANSUO_API_TOKEN"), 403
     given = presented_token(request.headers.get("Authorization", ""))
+    client = request.remote_addr or ""
+    if given and (wait_s := ctx.auth_failures.wait_s(client)):
+        retry_after = ctx.auth_failures.refused(client, request.path, wait_s)
+        message = "too many wrong tokens from your address; retry after the seconds in Retry-After"
+        return jsonify(error=message), 429, {"Retry-After": retry_after}
     if not given or not token_matches(given, token):
+        if given:
+            ctx.auth_failures.failed(client, request.path)
         return jsonify(error="missing or wrong bearer token"), 401, CHALLENGE
     return None
 

@@ -10,6 +10,11 @@ from services.api import admin_session
 from services.api.context import api_context
 
 
+def logged_in() -> bool:
+    ctx = api_context()
+    return admin_session.logged_in(ctx.settings, ctx.backends.frontier)
+
+
 def refuse(code: int, message: str) -> ResponseReturnValue:
     return render_template("admin_message.html", code=code, message=message), code
 
@@ -19,14 +24,14 @@ def must_log_in() -> ResponseReturnValue | None:
     when the console is off)."""
     if not api_context().settings.api_token:
         return refuse(403, "控制台未启用：请设置 TANSUO_API_TOKEN。")
-    if not admin_session.logged_in():
+    if not logged_in():
         return redirect(url_for("admin.console"), code=303)
     return None
 
 
 def must_post_as_logged_in() -> ResponseReturnValue | None:
     """None for a logged-in session posting its own CSRF token; else the refusal."""
-    if not admin_session.logged_in():
+    if not logged_in():
         return refuse(403, "请先登录控制台。")
     if not admin_session.csrf_ok(request.form.get("csrf", "")):
         return refuse(403, "表单已过期（CSRF 令牌不符），请刷新页面后重试。")

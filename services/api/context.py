@@ -13,6 +13,7 @@ from flask import current_app
 
 from services.analytics.click_links import ClickLinks
 from services.analytics.recorder import SearchAnalytics
+from services.api.auth_failures import FailureLimit
 from services.common.bootstrap import Backends
 from services.common.config import Settings
 from services.common.runtime.readiness_cache import CachedReadiness
@@ -35,6 +36,7 @@ class ApiContext:
     analytics: SearchAnalytics
     click_links: ClickLinks
     dictionaries: DictionarySync
+    auth_failures: FailureLimit  # wrong tokens per client address, for 429 (auth_failures.py)
 
 
 def api_context() -> ApiContext:

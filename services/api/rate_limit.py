@@ -11,10 +11,10 @@ one server and pods x N x rate from a deployment; the docs say so. Sharing bucke
 (Redis, shared memory) would cost a round trip or a lock on every search for a
 limit that is only meant to stop floods, not to meter.
 
-Loopback addresses are exempt by default (``TANSUO_API_RATE_LIMIT_EXEMPT``): they
-are the machine's own traffic, such as the load benchmark's many clients or a reverse
-proxy on the same host (then set ``TANSUO_API_PROXY_HOPS`` so that the real client
-is limited, not the proxy).
+No address is exempt unless ``TANSUO_API_RATE_LIMIT_EXEMPT`` names it, loopback
+included: a reverse proxy on the same host would make every user behind it exempt.
+Behind a proxy the bucket is the client's, not the proxy's, once the proxy is named
+in ``TANSUO_API_TRUSTED_PROXIES`` (services/api/client_address.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from flask import Flask, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
-from werkzeug.middleware.proxy_fix import ProxyFix
 
 from services.api.rate_limit import (
     TokenBuckets,
@@ -27,11 +26,9 @@ LIMITED_ENDPOINTS = frozenset({"search_api.search", "search_api.suggest", "web_u
 
 def init_app(app: Flask, cfg: Settings) -> None:
     """Limit ``app``'s search endpoints per client address as ``cfg`` says; a rate of 0
-    turns limiting off. With ``api_proxy_hops`` > 0, the client address is taken from
-    that many X-Forwarded-For entries (werkzeug's ProxyFix), so that a reverse proxy or
-    an Ingress in front does not make every user one client."""
-    if cfg.api_proxy_hops:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=cfg.api_proxy_hops)  # type: ignore[method-assign]
+    turns limiting off. The address is the client's behind trusted proxies
+    (services/api/client_address.py), so that a reverse proxy or an Ingress in front
+    does not make every user one client."""
     if cfg.api_rate_limit_per_s <= 0:
         return
     buckets = TokenBuckets(cfg.api_rate_limit_per_s, cfg.api_rate_limit_burst)

@@ -35,6 +35,7 @@ from services.common.config import Settings
 from services.common.errors import BadInput
 from services.common.runtime.json_logging import JsonFormatter
 from services.common.runtime.log_throttle import RepeatThrottle
+from services.common.runtime.private_files import keep_files_private
 
 EXIT_BAD_INPUT = 2
 
@@ -208,11 +209,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
         raise CliError(f"bad option: {problems}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_files_private()  # before anything is written: the data directory is the user's alone
     args = _parser().parse_args(argv)
     handlers = {
         "crawl": commands.crawl,

@@ -18,6 +18,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 # Lists come from the environment as "a,b" or as a JSON array; NoDecode lets our
 # validator see the raw string instead of pydantic-settings insisting on JSON.
 StrList = Annotated[tuple[str, ...], NoDecode]
+# The API token opens the crawl's endpoints and the console: a short one can be guessed
+# even at a few tries a minute.
+MIN_TOKEN_CHARS = 16
 
 
 class Settings(BaseSettings):
@@ -316,6 +319,11 @@ class Settings(BaseSettings):
     # Open connections per worker; at the limit the oldest idle kept-alive one is closed
     # to let a new client in.
     api_max_connections: int = Field(default=1000, ge=2)
+    # A request (head and body) must arrive whole within this of its first byte, else
+    # 408; an answer the client does not read within the second is dropped. Either way
+    # a slow client costs a connection, never a worker thread (docs/serving.md).
+    api_request_timeout_s: float = Field(default=5.0, gt=0)
+    api_response_timeout_s: float = Field(default=30.0, gt=0)
     api_host: str = "127.0.0.1"
     # Bearer token of the endpoints that reveal or change the crawl (/api/frontier,
     # /api/report, POST /api/seeds); empty turns them off (403) rather than open.
@@ -323,20 +331,30 @@ class Settings(BaseSettings):
     # A file holding the token (a Compose or Kubernetes secret mounted as a file), read
     # when TANSUO_API_TOKEN itself is empty, so the token need not sit in the environment.
     api_token_file: Path | None = None
+    # Wrong tokens (console logins and bearer headers) a client address may present in
+    # a minute, per worker process, before it is answered 429 (services/api/auth_failures.py).
+    api_auth_failures_per_minute: int = Field(default=5, ge=1)
     # Per client address and per worker process (services/api/rate_limit.py): searches
     # and suggestions refill at this rate up to the burst; 0 turns limiting off. A
     # person typing with suggestions stays far below; a scraping loop does not.
     api_rate_limit_per_s: float = Field(default=10.0, ge=0)
     api_rate_limit_burst: int = Field(default=60, ge=1)
-    # Never limited: the machine's own traffic (the load benchmark, a local proxy).
-    api_rate_limit_exempt: StrList = ("127.0.0.0/8", "::1")
-    # Reverse proxies in front that append X-Forwarded-For (an Ingress: 1); 0 trusts
-    # none, as a client could write the header itself.
-    api_proxy_hops: int = Field(default=0, ge=0, le=5)
+    # Addresses and ranges never limited; none by default, loopback included: a reverse
+    # proxy on the same host would otherwise exempt every user behind it. The load
+    # benchmark names 127.0.0.0/8 here (docs/deploy.md, "Security").
+    api_rate_limit_exempt: StrList = ()
+    # The reverse proxies in front (addresses or ranges), whose X-Forwarded-For names
+    # the client (services/api/client_address.py); from any other peer the header is
+    # ignored, as a client could write it itself.
+    api_trusted_proxies: StrList = ()
+    # Gone: it trusted X-Forwarded-For from any peer. Refused when set, with the way out.
+    api_proxy_hops: int = 0
     api_port: int = Field(default=8080, ge=0, le=65535)
     # The operator console (/admin): a login lasts this long, counted from the login,
     # not from the last click, so a stolen cookie stops working on its own.
     api_admin_session_s: int = Field(default=12 * 3600, ge=60)
+    # ... and ends after this long without a request (services/api/admin_session.py).
+    api_admin_idle_s: int = Field(default=30 * 60, ge=60)
     # Send the console's cookie over HTTPS only. Off by default because `tansuo serve`
     # speaks plain HTTP on 127.0.0.1; turn it on behind a TLS proxy or an Ingress.
     api_admin_cookie_secure: bool = False
@@ -346,6 +364,7 @@ class Settings(BaseSettings):
         "frontier_include_patterns",
         "frontier_exclude_patterns",
         "api_rate_limit_exempt",
+        "api_trusted_proxies",
         mode="before",
     )
     @classmethod
@@ -369,6 +388,16 @@ class Settings(BaseSettings):
             raise ValueError(f"TANSUO_API_TOKEN_FILE: cannot read {path}: {exc.strerror}") from None
         return {**data, "api_token": token}
 
+    @field_validator("api_proxy_hops")
+    @classmethod
+    def _no_proxy_hops(cls, value: int) -> int:
+        if value:
+            raise ValueError(
+                "TANSUO_API_PROXY_HOPS is gone (it trusted X-Forwarded-For from any client): "
+                "name the proxies in TANSUO_API_TRUSTED_PROXIES, e.g. 10.0.0.0/8"
+            )
+        return value
+
     @field_validator("analysis_user_words_file", "analysis_synonyms_file", "analysis_stop_words_file")
     @classmethod
     def _readable_file(cls, value: Path | None) -> Path | None:
@@ -377,13 +406,23 @@ class Settings(BaseSettings):
             raise ValueError(f"no such file: {value}")
         return value
 
-    @field_validator("api_rate_limit_exempt")
+    @field_validator("api_rate_limit_exempt", "api_trusted_proxies")
     @classmethod
     def _valid_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         import ipaddress
 
         for entry in value:
             ipaddress.ip_network(entry, strict=False)  # a ValueError fails start-up
+        return value
+
+    @field_validator("api_token")
+    @classmethod
+    def _token_long_enough(cls, value: str) -> str:
+        if value and len(value) < MIN_TOKEN_CHARS:
+            raise ValueError(
+                f"TANSUO_API_TOKEN: at least {MIN_TOKEN_CHARS} characters needed, got {len(value)} "
+                "(make one with: openssl rand -hex 20)"
+            )
         return value
 
     @field_validator("frontier_include_patterns", "frontier_exclude_patterns")

@@ -25,6 +25,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
 
 from services.common.domain.address_policy import host_is_private, is_public_address
+from services.common.domain.host_names import canonical_host
 
 __all__ = ["PrivateAddressError", "PrivateAddressMiddleware", "PrivateAddressRefused", "PublicOnlyResolver",
            "host_is_private", "is_public_address"]
@@ -66,7 +67,9 @@ class PrivateAddressMiddleware:
         return cls(crawler)
 
     async def process_request(self, request: Request) -> None:
-        host = (urlparse_cached(request).hostname or "").strip("[]")
+        # The same canonical host as the seed check (host_names.py): a redirect to
+        # "http://127.0.0.1./" is 127.0.0.1, not a name to look up.
+        host = canonical_host(urlparse_cached(request).hostname or "")
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,6 +21,7 @@ from services.common.ports import SearchIndex
 
 DEPTH = 100  # results fetched per query: the deepest cut-off of the metrics
 _MAX_SIZE = re.compile(r"size must be between 1 and (\d+)")
+_MAX_RATE_LIMIT_WAITS = 10  # 429s in a row for one request before the run fails
 
 Search = Callable[[str, int], list[str]]
 
@@ -52,18 +54,24 @@ def in_process(cfg: Settings, index: SearchIndex) -> Search:
     return search
 
 
-def over_http(base_url: str, timeout_s: float = 30.0) -> Search:
-    """Tansuo through ``GET /api/search`` of a running API at ``base_url``."""
+def over_http(base_url: str, timeout_s: float = 30.0, sleep: Callable[[float], None] = time.sleep) -> Search:
+    """Tansuo through ``GET /api/search`` of a running API at ``base_url``. A 429 (the
+    server's per-address rate limit) is waited out as its Retry-After asks; any other
+    refusal fails the run."""
     root = base_url.rstrip("/")
     size = [DEPTH]
 
-    def fetch(query: str, page: int) -> dict:
+    def fetch(query: str, page: int, waited: int = 0) -> dict:
         qs = urllib.parse.urlencode({"q": query, "page": page, "size": size[0]})
         try:
             with urllib.request.urlopen(f"{root}/api/search?{qs}", timeout=timeout_s) as resp:
                 return json.load(resp)
         except urllib.error.HTTPError as exc:
             body = exc.read().decode("utf-8", "replace")
+            retry_after = exc.headers.get("Retry-After", "")
+            if exc.code == 429 and retry_after.isdigit() and waited < _MAX_RATE_LIMIT_WAITS:
+                sleep(min(float(retry_after), 60.0))
+                return fetch(query, page, waited + 1)
             limit = _MAX_SIZE.search(body)
             if exc.code == 400 and limit and int(limit.group(1)) < size[0]:
                 size[0] = int(limit.group(1))  # the server's page-size limit: page through

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from services.common.domain.address_policy import host_is_private
 from services.common.domain.messages import TOPIC_SEEDS, SeedRequest
+from services.common.domain.url_canonical import BadUrl, canonicalize
 from services.common.errors import BadInput
 from services.common.ports import Bus
 from services.scheduler.scope import DomainRule
@@ -55,7 +56,12 @@ def seed_request(
             scheme, hostname = "", None
         if scheme not in ("http", "https") or not hostname:
             raise BadSeeds(f"not an http(s) URL: {url!r}", "not_http", url)
-        if not allow_private_networks and host_is_private(hostname):
+        try:
+            # The host the crawler will fetch: canonical, so "127.0.0.1." is 127.0.0.1 here too.
+            host = urlsplit(canonicalize(url)).hostname or ""
+        except BadUrl as exc:
+            raise BadSeeds(str(exc), "not_http", url) from None
+        if not allow_private_networks and host_is_private(host):
             raise PrivateSeed(
                 f"seed {url} is on a loopback or private network address; "
                 "allow private networks (--allow-private-networks, TANSUO_CRAWLER_ALLOW_PRIVATE_NETWORKS) "

@@ -218,6 +218,7 @@ def running_stack(engine: DockerEngine, workdir: Path, crawlers: int) -> Iterato
              "GRAFANA_PORT": free_port()}  # fmt: skip
     token_file = workdir / "api-token"
     token_file.write_text(API_TOKEN + "\n", encoding="utf-8")
+    token_file.chmod(0o644)  # compose mounts a file secret as it is: the image's user must read it
     stack = Stack(engine, project, [*COMPOSE_FILES, override], compose_env(ports, token_file), site,
                   f"http://127.0.0.1:{ports['API_PORT']}", f"http://127.0.0.1:{ports['PROMETHEUS_PORT']}")  # fmt: skip
     engine.docker("network", "create", network)

@@ -590,11 +590,15 @@ def test_notes_warn_when_crawlers_outnumber_the_leases():
     assert "12 crawler pods × 32 requests each is more than the\n256 fetch jobs" in notes
 
 
-def test_behind_the_ingress_the_api_reads_clients_from_x_forwarded_for(render):
-    assert expanded_env(render("full"), "api")["TANSUO_API_PROXY_HOPS"] == "1"  # full enables the Ingress
-    assert "TANSUO_API_PROXY_HOPS" not in expanded_env(render("default"), "api")
-    own = expanded_env(render("full", "config.TANSUO_API_PROXY_HOPS=2"), "api")
-    assert own["TANSUO_API_PROXY_HOPS"] == "2"  # the operator's count of proxies wins
+def test_behind_the_ingress_the_api_reads_clients_from_the_controllers_x_forwarded_for(render):
+    full = expanded_env(render("full"), "api")  # full enables the Ingress
+    assert full["TANSUO_API_TRUSTED_PROXIES"] == "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+    assert "TANSUO_API_TRUSTED_PROXIES" not in expanded_env(render("default"), "api")
+    narrow = expanded_env(render("full", "ingress.trustedProxies={10.244.0.0/16}"), "api")
+    assert narrow["TANSUO_API_TRUSTED_PROXIES"] == "10.244.0.0/16"
+    own = expanded_env(render("full", "config.TANSUO_API_TRUSTED_PROXIES=10.1.2.3"), "api")
+    assert own["TANSUO_API_TRUSTED_PROXIES"] == "10.1.2.3"  # the operator's own setting wins
+    assert all("PROXY_HOPS" not in name for name in full)
 
 
 def test_over_tls_the_console_cookie_is_https_only(render):

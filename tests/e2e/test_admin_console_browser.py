@@ -119,6 +119,37 @@ def test_the_console_fits_a_phone_and_draws_chinese_glyphs(server: RunningServer
     assert fonts
 
 
+def test_a_page_on_another_port_cannot_frame_the_logged_in_console(server: RunningServer, page, cfg: Settings,
+                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """The issue's clickjacking: a page on another local port is the same site, so
+    SameSite=Strict sends the console's cookie to a frame of it. The console forbids
+    being framed (frame-ancestors 'none', X-Frame-Options: DENY): Chromium shows no
+    console in the frame, and a click where its button would be pauses nothing."""
+    from services.cli.static_site_server import SiteServer
+
+    (tmp_path / "index.html").write_text(
+        "<!doctype html><title>prize</title><button id=bait style='position:absolute;top:0;left:0'>领奖</button>"
+        f"<iframe id=console src='{server.url}/admin' style='opacity:0.01;position:absolute;top:0;left:0;"
+        "width:380px;height:800px;border:0'></iframe>",
+        encoding="utf-8",
+    )
+    attacker = SiteServer(tmp_path).start()
+    try:
+        log_in(page, server)
+        page.goto(attacker.url + "/index.html")
+        page.wait_for_load_state("networkidle")
+        framed = next(frame for frame in page.frames if frame != page.main_frame)
+        shown = framed.evaluate("document.querySelectorAll('table.hosts, form').length")
+        assert shown == 0, "the console rendered inside another site's frame"
+        box = page.locator("#console").bounding_box()
+        page.mouse.click(box["x"] + 300, box["y"] + 300)  # wherever a button of the console would be
+        state = build_frontier_state(cfg)
+        assert not state.get_host(A).paused and not state.get_host(B).paused
+        state.close()
+    finally:
+        attacker.stop()
+
+
 SMALL_PHONE = {"width": 375, "height": 812}
 
 

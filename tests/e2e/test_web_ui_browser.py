@@ -41,11 +41,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 
 @pytest.fixture(scope="module")
-def page(server: RunningServer) -> Iterator[object]:
-    with headless_chromium() as browser:
-        context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
-        yield context.new_page()
-        context.close()
+def browser(server: RunningServer) -> Iterator[object]:
+    with headless_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def page(browser) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+    yield context.new_page()
+    context.close()
 
 
 def test_a_query_typed_into_the_box_shows_highlighted_results_and_pages(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
@@ -89,7 +94,7 @@ def test_the_site_filter_and_an_empty_result_in_the_browser(server: RunningServe
 def test_the_search_box_suggests_titles_as_the_user_types(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
     page.goto(server.url + "/")
     page.locator("input[name=q]").press_sequentially("防火", delay=50)
-    page.wait_for_function("document.querySelectorAll('#q-suggestions option').length > 0")
+    page.wait_for_function("() => document.querySelectorAll('#q-suggestions option').length > 0")
     options = page.eval_on_selector_all("#q-suggestions option", "els => els.map(e => e.value)")
     assert options and all(o.startswith("防火墙配置手册") for o in options)
 
@@ -98,6 +103,37 @@ def test_the_syntax_help_opens_on_the_home_page(server: RunningServer, page) -> 
     page.goto(server.url + "/")
     page.locator(".syntax-help summary").click()
     assert "site:" in page.locator(".syntax-help").inner_text()
+
+
+def test_the_pages_run_their_own_scripts_and_styles_under_the_content_security_policy(
+    server: RunningServer, browser
+) -> None:  # type: ignore[no-untyped-def]
+    """The policy allows only this site's files and no inline code: every page must
+    still load its style sheets and run its scripts, with no violation reported."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+    try:
+        page = context.new_page()
+        violations: list[str] = []
+        page.on(
+            "console",
+            lambda message: violations.append(message.text) if "Content Security Policy" in message.text else None,
+        )
+        page.add_init_script("document.addEventListener('securitypolicyviolation', e => console.error("
+                             "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI))")  # fmt: skip
+        for path in ("/", "/?q=配置", "/admin", "/api/docs"):
+            response = page.goto(server.url + path)
+            page.wait_for_load_state("networkidle")
+            assert "script-src 'self'" in response.headers["content-security-policy"], path
+            rules = page.evaluate("[...document.styleSheets].reduce((n, s) => n + s.cssRules.length, 0)")
+            assert rules > 10, path  # the style sheets loaded and apply
+        page.goto(server.url + "/api/docs")
+        page.wait_for_selector("#api-reference section.operation")  # api_docs.js fetched the spec and laid it out
+        page.goto(server.url + "/")
+        page.locator("input[name=q]").press_sequentially("防火", delay=50)
+        page.wait_for_function("() => document.querySelectorAll('#q-suggestions option').length > 0")  # suggest.js ran
+        assert violations == []
+    finally:
+        context.close()
 
 
 def test_a_mistyped_query_shows_the_corrected_results_and_offers_the_query_as_typed(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]

@@ -52,7 +52,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TantivySearchInd
 
 @pytest.fixture(scope="module")
 def app(index: TantivySearchIndex) -> Flask:
-    return create_app(Settings(search_max_page_size=20), index=index)
+    # Many searches from the test client's one address: limits are test_api_rate_limit.py's.
+    return create_app(Settings(search_max_page_size=20, api_rate_limit_per_s=0), index=index)
 
 
 @pytest.fixture

@@ -105,6 +105,52 @@ def test_logging_out_ends_the_session(client) -> None:
     assert client.post(f"/admin/hosts/{A}", data={"action": "pause", "csrf": csrf}).status_code == 403
 
 
+def test_a_cookie_kept_from_before_the_logout_opens_nothing_on_any_worker(cfg: Settings) -> None:
+    """Two apps over one data directory stand for two worker processes (or pods on one
+    Redis): the logout on one ends the session that the other would have accepted."""
+    index = build_search_index(cfg)
+    first, second = create_app(cfg, index=index).test_client(), create_app(cfg, index=index).test_client()
+    csrf = log_in(first)
+    kept = first.get_cookie("tansuo_admin", path="/admin").value
+    second.set_cookie("tansuo_admin", kept, path="/admin")
+    assert A in second.get("/admin").get_data(as_text=True)  # the same login, on another worker
+
+    assert first.post("/admin/logout").status_code == 303
+    first.set_cookie("tansuo_admin", kept, path="/admin")  # the copy an attacker kept
+    for replay in (first, second):
+        assert 'name="token"' in replay.get("/admin").get_data(as_text=True)
+        assert replay.post(f"/admin/hosts/{A}", data={"action": "pause", "csrf": csrf}).status_code == 403
+    assert build_frontier_state(cfg).get_host(A).paused is False
+    log_in(second)  # a new login works again
+    assert A in second.get("/admin").get_data(as_text=True)
+
+
+def test_a_session_ends_after_the_idle_time_and_after_its_lifetime(client, cfg: Settings) -> None:
+    log_in(client)
+    with client.session_transaction("/admin") as session:
+        session["seen"] -= cfg.api_admin_idle_s + 1
+    assert 'name="token"' in client.get("/admin").get_data(as_text=True)
+    log_in(client)
+    with client.session_transaction("/admin") as session:
+        session["since"] -= cfg.api_admin_session_s + 1
+        session["seen"] = session["since"] + cfg.api_admin_session_s  # active all along
+    assert 'name="token"' in client.get("/admin").get_data(as_text=True)
+
+
+def test_a_purge_asks_for_confirmation_on_a_page_of_its_own(client, cfg: Settings) -> None:
+    csrf = log_in(client)
+    asked = client.post(f"/admin/hosts/{A}", data={"action": "purge", "csrf": csrf})
+    page = asked.get_data(as_text=True)
+    assert asked.status_code == 200 and f"确认删除 {A}" in page and f'name="confirm" value="{A}"' in page
+    state = build_frontier_state(cfg)
+    assert state.get_host(A).paused is False  # nothing done yet
+    wrong = client.post(f"/admin/hosts/{A}", data={"action": "purge", "csrf": csrf, "confirm": B})
+    assert wrong.status_code == 200 and state.get_host(A).paused is False
+    done = client.post(f"/admin/hosts/{A}", data={"action": "purge", "csrf": csrf, "confirm": A})
+    assert done.status_code == 303 and done.headers["Location"].startswith("/admin?done=purge")
+    assert state.get_host(A).paused is True
+
+
 def test_a_session_from_another_token_is_worth_nothing(cfg: Settings) -> None:
     index = build_search_index(cfg)
     old = create_app(cfg, index=index).test_client()

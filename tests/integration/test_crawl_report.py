@@ -18,7 +18,7 @@ from services.scheduler.scope import Scope
 
 SITE = "http://example.cn"
 DEAD = "http://dead.example.cn"
-TOKEN = "report-token"
+TOKEN = "report-token-0123456789"
 
 
 def _answer(job, status: int, **fields) -> PageEvent:

@@ -29,7 +29,7 @@ def _volatile(report: dict) -> dict:
 
 
 def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
-    cfg = Settings(data_dir=tmp_path, frontier_sitemaps=False, api_token="frontier-token")
+    cfg = Settings(data_dir=tmp_path, frontier_sitemaps=False, api_token="frontier-token-0123456789")
     f = Frontier(cfg, SqliteFrontierState(tmp_path / "frontier.sqlite3"), Scope.from_settings(cfg, [f"{SITE}/"]))
     f.add_seeds([f"{SITE}/"])
     (robots,) = f.dispatch()
@@ -47,7 +47,7 @@ def test_cli_and_api_report_queues_hosts_and_blocks(tmp_path):
     assert out.returncode == 0, out.stderr
     cli = json.loads(out.stdout)
     api = create_app(cfg, index=build_search_index(cfg)).test_client().get(
-        "/api/frontier", headers={"Authorization": "Bearer frontier-token"}
+        "/api/frontier", headers={"Authorization": "Bearer frontier-token-0123456789"}
     ).get_json()
     assert _volatile(cli) == _volatile(api)
     assert cli["queued"] == 3 and cli["in_flight"] == 0 and cli["hosts_total"] == 1

@@ -49,7 +49,7 @@ def test_a_purge_from_the_console_leaves_the_index_through_the_crawls_indexer(tm
     console = create_app(cfg, index=TantivySearchIndex(tmp_path / "index", cfg, read_only=True)).test_client()
     console.post("/admin/login", data={"token": TOKEN})
     csrf = re.search(r'name="csrf" value="([^"]+)"', console.get("/admin").get_data(as_text=True)).group(1)
-    done = console.post(f"/admin/hosts/{A}", data={"action": "purge", "csrf": csrf})
+    done = console.post(f"/admin/hosts/{A}", data={"action": "purge", "csrf": csrf, "confirm": A})
     assert done.status_code == 303 and "n=4" in done.headers["Location"]  # /, x, y and the 404 z
 
     drain()

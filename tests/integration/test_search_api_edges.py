@@ -76,7 +76,9 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
     index = TantivySearchIndex(tmp_path_factory.mktemp("edges") / "index", Settings())
     index.upsert([build_document(e) for e in _pages()])
     index.commit()
-    yield create_app(Settings(), index=index).test_client()
+    # Many searches from one address (the test client's 127.0.0.1): these tests are about
+    # answers, not rate limits (test_api_rate_limit.py).
+    yield create_app(Settings(api_rate_limit_per_s=0), index=index).test_client()
     index.close()
 
 

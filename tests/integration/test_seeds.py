@@ -17,7 +17,7 @@ from services.scheduler.frontier import Frontier
 from services.scheduler.scheduler import Scheduler
 from services.scheduler.scope import Scope
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 
 
 def _scheduler(cfg: Settings) -> Scheduler:
@@ -54,11 +54,17 @@ def test_api_refuses_private_seeds_as_tansuo_crawl_does(tmp_path: Path):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     closed = _client(Settings(data_dir=tmp_path, api_token=TOKEN))
     for url in ("http://127.0.0.1:8080/", "http://[::ffff:127.0.0.1]/", "http://169.254.169.254/latest/",
-                "http://[64:ff9b::a00:1]/", "http://[2002:c0a8:101::]/", "http://10.0.0.1/"):  # fmt: skip
+                "http://[64:ff9b::a00:1]/", "http://[2002:c0a8:101::]/", "http://10.0.0.1/",
+                # what the crawler reads as loopback, spelled otherwise: the same canonical host
+                "http://127.0.0.1./", "http://localhost./", "http://127.1/", "http://0x7f.1/", "http://2130706433/"):  # fmt: skip
         response = closed.post("/api/seeds", json={"urls": [url]}, headers=auth)
         # Well formed, refused by the server's settings: 403, which the contract allows
         # for a valid request (a 400 broke it: schemathesis, issue 38).
         assert response.status_code == 403 and "private network" in response.get_json()["error"], url
+    for url in ("http://LOCALHOST../", "http://127.0.0.1%2e/"):
+        # Loopback to the crawler, but no host name the contract takes: refused as malformed.
+        response = closed.post("/api/seeds", json={"urls": [url]}, headers=auth)
+        assert response.status_code == 400 and "not an http(s) URL" in response.get_json()["error"], url
     opened = _client(Settings(data_dir=tmp_path / "local", api_token=TOKEN, crawler_allow_private_networks=True))
     assert opened.post("/api/seeds", json={"urls": ["http://127.0.0.1:8080/"]}, headers=auth).status_code == 202
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ipaddress
 import socket
 
+from services.common.domain.host_names import canonical_host
+
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Carrier-grade NAT (RFC 6598) is not "private" to the ipaddress module, but it is
 # someone's internal network all the same.
@@ -71,8 +73,10 @@ def _is_public_unicast(address: IpAddress) -> bool:
 
 def host_is_private(host: str) -> bool:
     """True if ``host`` is, or resolves to, any non-public address. Blocks on DNS;
-    a name that does not resolve is not private (the fetch will fail with "dns")."""
-    host = host.strip("[]")
+    a name that does not resolve is not private (the fetch will fail with "dns").
+    The host is first brought to its canonical form (host_names.py), the one the
+    crawler fetches: "127.0.0.1." and "0x7f.1" are 127.0.0.1 here too."""
+    host = canonical_host(host)
     try:
         return not is_public_address(ipaddress.ip_address(host))
     except ValueError:

@@ -12,6 +12,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
+from services.common.domain.host_names import canonical_host
 from services.common.errors import BadInput
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -35,8 +36,9 @@ class BadUrl(BadInput):
 
 def canonicalize(url: str) -> str:
     """Fragment dropped, tracking and session parameters removed (``utm_*``, ``spm``,
-    ``from=singlemessage``, ``jsessionid``...), query sorted, scheme and host lower-cased,
-    default port removed, percent-encoding normalised (w3lib).
+    ``from=singlemessage``, ``jsessionid``...), query sorted, scheme lower-cased, host
+    in its canonical form (host_names.py: no trailing dot, IPv4 as a dotted quad), default
+    port removed, percent-encoding normalised (w3lib).
     Idempotent: canonicalize(canonicalize(u)) == canonicalize(u)."""
     if not isinstance(url, str):  # a message from outside may hold anything
         raise BadUrl(f"not a URL: {url!r}")
@@ -61,7 +63,9 @@ def _canonical(url: str) -> str:
     except ValueError as exc:
         raise BadUrl(f"bad port in {url!r}") from exc
     scheme = parts.scheme.lower()
-    host = parts.hostname.rstrip(".")
+    host = canonical_host(parts.hostname)
+    if not host:
+        raise BadUrl(f"no host in {url!r}")
     if ":" in host:  # IPv6 literal keeps its brackets
         host = f"[{host}]"
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"

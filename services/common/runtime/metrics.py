@@ -146,6 +146,12 @@ API_RATE_LIMITED = Counter(
     "Search requests answered 429 because their client address ran out of tokens.",
     ["endpoint"],
 )
+API_AUTH_FAILURES = Counter(
+    "tansuo_api_auth_failures_total",
+    "Requests that presented a wrong API token (console login or bearer header), and those refused "
+    "with 429 for too many of them.",
+    ["outcome"],
+)
 API_WORKERS = Gauge("tansuo_api_workers", "Worker processes serving the API.", multiprocess_mode="livesum")
 
 # --- every service

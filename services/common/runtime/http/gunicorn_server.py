@@ -73,6 +73,8 @@ class ServerOptions:
     retry_after_max_s: int
     keepalive_s: float
     max_connections: int
+    request_timeout_s: float = 5.0
+    response_timeout_s: float = 30.0
     health_host: str = "127.0.0.1"
     health_port: int = 0  # /metrics of the whole server (services/common/runtime/http/metrics_port.py); 0 = any free port
     drain_s: float = DRAIN_S
@@ -89,6 +91,8 @@ class ServerOptions:
             retry_after_max_s=cfg.api_retry_after_max_s,
             keepalive_s=cfg.api_keepalive_s,
             max_connections=cfg.api_max_connections,
+            request_timeout_s=cfg.api_request_timeout_s,
+            response_timeout_s=cfg.api_response_timeout_s,
             health_host=cfg.health_host,
             health_port=cfg.health_port,
         )
@@ -121,6 +125,8 @@ class _Server(BaseApplication):  # gunicorn is untyped
         self._name = name
         # Read by the worker (services/common/runtime/http/bounded_worker.py), which gunicorn hands this object.
         self.tansuo_deadline_s = opts.deadline_s
+        self.tansuo_request_timeout_s = opts.request_timeout_s
+        self.tansuo_response_timeout_s = opts.response_timeout_s
         self._metrics: HealthServer | None = None
         super().__init__()
 
@@ -141,6 +147,14 @@ class _Server(BaseApplication):  # gunicorn is untyped
             # 414 was an HTML page. 500 Han characters, the longest q, are 4,500 bytes
             # percent-encoded; 910 of them passed gunicorn's maximum of 8190.
             "limit_request_line": 0,
+            # The worker's poller sends every response from memory (bounded_worker.py).
+            "sendfile": False,
+            # No control socket: gunicorn's default path ($XDG_RUNTIME_DIR/gunicorn.ctl) is
+            # one per user, so every server a user ran shared it and the first to stop
+            # removed it. Tansuo never uses it (SIGTERM stops, the chart scales pods).
+            "control_socket_disable": True,
+            # Files gunicorn writes (its worker heartbeat files) are the user's alone.
+            "umask": 0o077,
             "logger_class": _RootLogger,
             "proc_name": f"tansuo-{self._name}",
             "when_ready": self._when_ready,
