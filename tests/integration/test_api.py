@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -257,3 +258,25 @@ def test_one_site_does_not_crowd_out_the_others_and_more_is_one_click_away(clien
     assert body["more_from_sites"] == ["docs.example.cn"]
     html = client.get("/?q=安全&size=5").get_data(as_text=True)
     assert "更多来自 docs.example.cn 的结果" in html
+
+
+def test_a_query_sent_as_raw_utf8_bytes_is_read_as_utf8(app: Flask) -> None:
+    """curl and wget send a Chinese query unescaped; werkzeug read those bytes as
+    Latin-1 ("å\x86\x85æ ¸") and found nothing."""
+    import socket
+
+    from services.common.runtime.http.inprocess_server import serve
+
+    running = serve(app, "127.0.0.1", 0)
+    try:
+        with socket.create_connection(("127.0.0.1", running.port), timeout=10) as conn:
+            conn.sendall("GET /api/search?q=内核 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+    finally:
+        running.shutdown()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    data = json.loads(body)
+    assert data["query"] == "内核" and data["total"] > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -231,3 +232,18 @@ def test_a_new_client_is_answered_while_500_idle_keep_alive_connections_are_open
     finally:
         for conn in idle:
             conn.close()
+
+
+def test_a_query_sent_as_raw_utf8_bytes_is_searched_as_utf8(start: Callable[..., Server]) -> None:
+    """curl sends a Chinese query unescaped; gunicorn refused such a request line with
+    an HTML 400 (and werkzeug's would read the bytes as Latin-1)."""
+    server = start("serve", TANSUO_API_WORKERS="1")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall("GET /api/search?q=网络 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), head
+    data = json.loads(body)
+    assert data["query"] == "网络" and data["total"] > 0

@@ -12,6 +12,7 @@ from services.common.runtime.http.request_framing import (
     Complete,
     Incomplete,
     Refused,
+    escape_request_line,
     frame,
 )
 
@@ -75,3 +76,10 @@ def test_a_large_chunked_body_is_refused_as_it_grows() -> None:
     data = head + chunk + b"a" * (MAX_BODY_BYTES // 2 + 1) + b"\r\n" + chunk
     refused = frame(data)
     assert isinstance(refused, Refused) and refused.status == 413
+
+
+def test_raw_bytes_of_the_request_line_are_escaped_and_nothing_else() -> None:
+    raw = "GET /?q=网络 HTTP/1.1\r\nX-Name: 网\r\n\r\n".encode()
+    assert escape_request_line(raw) == b"GET /?q=%E7%BD%91%E7%BB%9C HTTP/1.1\r\nX-Name: " + "网".encode() + b"\r\n\r\n"
+    ascii_only = b"GET /?q=%E7 HTTP/1.1\r\n\r\n"
+    assert escape_request_line(ascii_only) is ascii_only

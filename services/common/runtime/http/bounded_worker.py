@@ -55,6 +55,7 @@ from services.common.runtime.http.request_framing import (
     Incomplete,
     Refused,
     RequestHead,
+    escape_request_line,
     frame,
 )
 from services.common.runtime.http.retry_after import RetryAfter
@@ -281,7 +282,7 @@ class BoundedThreadWorker(gthread.ThreadWorker):
 
     def _dispatch(self, conn: _Conn, head: RequestHead, data: bytes) -> None:
         now = time.monotonic()
-        request = Exchange(data, conn.client, conn.server, now, conn.continue_sent)
+        request = Exchange(escape_request_line(data), conn.client, conn.server, now, conn.continue_sent)
         conn.continue_sent = False
         if head.path in LIVENESS and head.method in ("GET", "HEAD") and not head.has_body:
             # "This process answers": the poller's own answer, so that it holds under

@@ -12,7 +12,22 @@ import threading
 from dataclasses import dataclass
 
 from flask import Flask
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+
+class _RawBytesHandler(WSGIRequestHandler):
+    """Percent-escapes the request line's bytes above ASCII before it is parsed.
+
+    curl sends a Chinese query as raw UTF-8; the standard library splits the request
+    line on whitespace after reading it as Latin-1, where byte 0x85 (in 内, 装 and
+    many more) is a line break, and answered 400 "Bad request syntax".
+    """
+
+    def parse_request(self) -> bool:
+        line: bytes = self.raw_requestline  # type: ignore[has-type]  # set by the base class before this call
+        if not line.isascii():
+            self.raw_requestline = b"".join(bytes([b]) if b < 0x80 else b"%%%02X" % b for b in line)
+        return super().parse_request()
 
 
 @dataclass
@@ -48,7 +63,7 @@ def serve(app: Flask, host: str, port: int) -> RunningServer:
     werkzeug rather than ``app.run`` because the server must be stoppable from
     another thread (``tansuo crawl --serve``, tests). Port 0 picks a free port.
     """
-    server = make_server(host, port, app, threaded=True)
+    server = make_server(host, port, app, threaded=True, request_handler=_RawBytesHandler)
     thread = threading.Thread(target=server.serve_forever, name=f"tansuo-http-{server.server_port}", daemon=True)
     thread.start()
     return RunningServer(server, thread)

@@ -97,6 +97,19 @@ def frame(data: bytes | bytearray, head: RequestHead | None = None) -> Framing:
     return Complete(head, size) if len(data) >= size else Incomplete(head)
 
 
+def escape_request_line(data: bytes) -> bytes:
+    """``data`` with every byte above ASCII of its request line percent-escaped.
+
+    curl sends a Chinese query as raw UTF-8 bytes; gunicorn refuses a request line
+    that is not ASCII with an HTML 400, while the same bytes escaped are the UTF-8
+    query the client meant (a byte above ASCII has no other meaning in a URL)."""
+    end = data.find(b"\r\n")
+    line = data[:end]
+    if line.isascii():
+        return data
+    return b"".join(bytes([b]) if b < 0x80 else b"%%%02X" % b for b in line) + data[end:]
+
+
 def parse_head(raw: bytes) -> RequestHead | Refused:
     """The request line and the headers that decide framing, from a head ending in
     an empty line; Refused for anything ambiguous."""
