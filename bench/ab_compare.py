@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copies", type=int, default=4, help="repeats of the demo site's pages (build, extract)")
     parser.add_argument("--site", type=Path, default=default_cache().parent / "zh-docs-site")
     args = parser.parse_args(argv)
-    build_demo_site(args.site)
+    build_demo_site(args.site, documents=False)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tansuo-ab-") as tmp:
         base = export(args.base, Path(tmp))

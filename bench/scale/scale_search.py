@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=default_cache().parent / "zh-docs-site")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md")
     args = parser.parse_args(argv)
-    build_demo_site(args.site)
+    build_demo_site(args.site, documents=False)
     corpus = site_pages(args.site)
     pages = repeated(corpus, 8)
     with tempfile.TemporaryDirectory(prefix="tansuo-scale-") as work:

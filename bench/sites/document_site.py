@@ -612,7 +612,7 @@ def _demo_root() -> Path:
     from services.cli.demo_site import build_demo_site, default_cache
 
     root = default_cache().parent / "zh-docs-site"
-    build_demo_site(root)
+    build_demo_site(root, documents=False)
     return root
 
 

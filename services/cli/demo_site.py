@@ -26,7 +26,7 @@ from pathlib import Path
 from services.common.errors import TansuoError
 
 # Bump when the manual list or layout changes, so old sites get rebuilt.
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 MARKER = ".tansuo-demo-site.json"
 
 
@@ -43,6 +43,7 @@ class Manual:
     title: str
     blurb: str
     only: str = "*"  # glob of files to take from a flat source directory; "*" = whole tree
+    document: str = ""  # a document of the package (a PDF) published beside the pages and linked
 
 
 MANUALS: tuple[Manual, ...] = (
@@ -62,6 +63,7 @@ MANUALS: tuple[Manual, ...] = (
         "Debian 参考手册",
         "Debian 系统管理的速查手册：APT、系统初始化、文件系统、网络、编程工具等。",
         only="*.zh-cn.html",  # the directory also holds a PDF and a gzipped text copy
+        document="debian-reference.zh-cn.pdf",
     ),
     Manual(
         "debian-faq-zh-cn",
@@ -96,21 +98,25 @@ def default_cache() -> Path:
     return Path(base) / "tansuo" / "debs"
 
 
-def build_demo_site(dest: Path, cache: Path | None = None) -> int:
+def build_demo_site(dest: Path, cache: Path | None = None, documents: bool = True) -> int:
     """Build the site in ``dest`` (unless it is already there) and return its page count.
+
+    With ``documents``, the manuals' documents (a PDF of the Debian reference) are
+    published beside their pages and linked from the front page, as sites publish
+    theirs; tests that count a crawl's pages leave them out.
 
     Needs ``apt-get`` for packages not yet in ``cache`` and ``dpkg-deb`` to unpack them.
     Raises DemoSiteError with a suggested fix when either is missing or fails.
     """
     dest = Path(dest)
-    built = _complete_site_pages(dest)
+    built = _complete_site_pages(dest, documents)
     if built is not None:
         return built
     with build_lock(dest):
-        return _complete_site_pages(dest) or _build_demo_site(dest, cache)
+        return _complete_site_pages(dest, documents) or _build_demo_site(dest, cache, documents)
 
 
-def _build_demo_site(dest: Path, cache: Path | None) -> int:
+def _build_demo_site(dest: Path, cache: Path | None, documents: bool) -> int:
     if dest.exists() and not (dest / MARKER).exists() and any(dest.iterdir()):
         raise DemoSiteError(f"{dest} exists and is not a Tansuo demo site; remove it or choose another directory")
     cache = Path(cache) if cache is not None else default_cache()
@@ -124,42 +130,46 @@ def _build_demo_site(dest: Path, cache: Path | None) -> int:
             for deb in debs.values():
                 _unpack(deb, root)
             for manual in MANUALS:
-                _copy_manual(manual, root, stage)
+                _copy_manual(manual, root, stage, documents)
                 _copy_licence(manual, root, stage)
-        (stage / "index.html").write_text(_index_html(debs), encoding="utf-8")
+        (stage / "index.html").write_text(_index_html(debs, documents), encoding="utf-8")
         pages = sum(1 for _ in stage.rglob("*.html"))
-        marker = {"layout": LAYOUT_VERSION, "pages": pages, "packages": {p: d.name for p, d in debs.items()}}
+        marker = {"layout": LAYOUT_VERSION, "pages": pages, "documents": documents,
+                  "packages": {p: d.name for p, d in debs.items()}}  # fmt: skip
         (stage / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
         os.chmod(stage, 0o755)  # mkdtemp makes it private; the site is meant to be read
-        _move_into_place(stage, dest)
+        _move_into_place(stage, dest, documents)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    result = _complete_site_pages(dest)
+    result = _complete_site_pages(dest, documents)
     assert result is not None
     return result
 
 
-def _complete_site_pages(dest: Path) -> int | None:
-    """Page count of a finished site of the current layout, or None."""
+def _complete_site_pages(dest: Path, documents: bool) -> int | None:
+    """Page count of a finished site of the current layout, with or without its
+    documents as asked, or None."""
     try:
         marker = json.loads((dest / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if marker.get("layout") != LAYOUT_VERSION or not (dest / "index.html").is_file():
         return None
+    if marker.get("documents") != documents:
+        return None
     return int(marker["pages"])
 
 
-def _move_into_place(stage: Path, dest: Path) -> None:
+def _move_into_place(stage: Path, dest: Path, documents: bool) -> None:
     if dest.exists():
-        if _complete_site_pages(dest) is not None:
+        if _complete_site_pages(dest, documents) is not None:
             return  # another process finished first; its site is as good as ours
         # Empty, or our own site of an older layout: safe to replace.
         shutil.rmtree(dest)
     try:
         stage.rename(dest)
     except OSError:
-        if _complete_site_pages(dest) is None:
+        if _complete_site_pages(dest, documents) is None:
             raise
 
 
@@ -253,11 +263,13 @@ def _skip_compressed(directory: str, names: list[str]) -> set[str]:
     return {n for n in names if n.endswith(".gz")}
 
 
-def _copy_manual(manual: Manual, unpacked: Path, site: Path) -> None:
+def _copy_manual(manual: Manual, unpacked: Path, site: Path, documents: bool) -> None:
     source = unpacked / manual.source
     if not (source / manual.entry).is_file():
         raise DemoSiteError(f"{manual.package} has no {manual.source}/{manual.entry}; its layout changed")
     target = site / manual.folder
+    if documents and manual.document and not (source / manual.document).is_file():
+        raise DemoSiteError(f"{manual.package} has no {manual.source}/{manual.document}; its layout changed")
     if manual.only == "*":
         # symlinks=False copies what a link points to; links to files outside the
         # package (shared JavaScript) dangle here and are left out.
@@ -267,6 +279,8 @@ def _copy_manual(manual: Manual, unpacked: Path, site: Path) -> None:
     for path in sorted(source.glob(manual.only)):
         if path.is_file():
             shutil.copyfile(path, target / path.name)
+    if documents and manual.document:
+        shutil.copyfile(source / manual.document, target / manual.document)
 
 
 def _copy_licence(manual: Manual, unpacked: Path, site: Path) -> None:
@@ -279,11 +293,13 @@ def _copy_licence(manual: Manual, unpacked: Path, site: Path) -> None:
         shutil.copyfile(copyright_file, licences / f"{manual.package}.txt")
 
 
-def _index_html(debs: dict[str, Path]) -> str:
+def _index_html(debs: dict[str, Path], documents: bool) -> str:
     items = []
     for m in MANUALS:
         version = debs[m.package].name.split("_")[1] if "_" in debs[m.package].name else ""
         licence = f'<a href="licenses/{html.escape(m.package)}.txt">许可证</a>'
+        if documents and m.document:
+            licence += f' · <a href="{html.escape(m.folder)}/{html.escape(m.document)}">PDF 版</a>'
         items.append(
             f'<li><h2><a href="{html.escape(m.folder)}/{html.escape(m.entry)}">{html.escape(m.title)}</a></h2>'
             f"<p>{html.escape(m.blurb)}</p>"
@@ -298,7 +314,9 @@ def _index_html(debs: dict[str, Path]) -> str:
         "</head>\n<body>\n<h1>Debian 中文文档</h1>\n"
         "<p>这是<strong>探索</strong>（Tansuo）搜索引擎的演示站点。下面五部手册由 Debian 项目的作者和译者编写，"
         "取自 Debian 软件包，内容原样保留；探索在本机抓取这些页面、用 jieba 分词建立索引、按链接计算 PageRank，"
-        "然后就可以用中文搜索它们了。试试搜索“软件包管理”“安装程序”或“防火墙”。</p>\n"
+        "然后就可以用中文搜索它们了。试试搜索“软件包管理”“安装程序”或“防火墙”"
+        + ("；《Debian 参考手册》的 PDF 版也被抓取并索引，可以用“filetype:pdf”只搜索文档" if documents else "")
+        + "。</p>\n"
         "<ul>\n" + "\n".join(items) + "\n</ul>\n"
         "<p>各手册的版权归其作者所有，按各自的自由软件许可证发布，详见每部手册旁的许可证链接。</p>\n"
         "</body>\n</html>\n"

@@ -80,6 +80,14 @@ def _gbk_routes(root: Path) -> tuple[dict, list[GbkPage]]:
 @pytest.fixture(scope="session")
 def docs_site_dir() -> Path:
     dest = CACHE / "zh-docs-site"
+    build_demo_site(dest, cache=CACHE / "debs", documents=False)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def demo_site_dir() -> Path:
+    """The demo's own site: the docs site and the PDF it publishes."""
+    dest = CACHE / "zh-demo-site"
     build_demo_site(dest, cache=CACHE / "debs")
     return dest
 

@@ -48,6 +48,9 @@ def test_the_demo_site_holds_the_five_manuals(demo_site: tuple[Path, int]) -> No
     assert "Debian 中文文档" in index and "探索" in index
     handbook = (dest / "handbook" / "index.html").read_text(encoding="utf-8")
     assert "管理员手册" in handbook
+    # The reference's PDF is published beside its pages and linked from the front page.
+    assert (dest / "debian-reference" / "debian-reference.zh-cn.pdf").read_bytes().startswith(b"%PDF-")
+    assert 'href="debian-reference/debian-reference.zh-cn.pdf"' in index
 
 
 @pytest.mark.integration
