@@ -130,10 +130,10 @@ from services.common.domain.host_settings import HostSettings
 from services.common.domain.url_canonical import host_of
 from services.common.errors import ConfigError
 
-# add_urls and drop_queued run in chunks: admitting a 50,000-URL sitemap in one script
-# held Redis (and so every other scheduler) for 1.9 s here, a 250-URL chunk for about
-# 15 ms. Each chunk is atomic and the calls are idempotent (a URL is admitted or
-# dropped once), so retrying after a failure finishes the job.
+# add_urls and drop_queued run in chunks, so that no script holds Redis (and so every
+# other scheduler) for longer than a chunk of URLs takes, whatever the sitemap. Each
+# chunk is atomic and the calls are idempotent (a URL is admitted or dropped once), so
+# retrying after a failure finishes the job.
 _CHUNK = 250
 DEFAULT_SHARDS = 12
 _SCRIPTS = (
