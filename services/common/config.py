@@ -154,8 +154,8 @@ class Settings(BaseSettings):
     index_gram_cache_chars: int = Field(default=32_000_000, ge=0)
     # `tansuo force-merge` rewrites the embedded index with one writer of this much
     # memory: each time it fills, a segment is written, so more memory, fewer segments
-    # (tantivy allows under 4 GB). About 2,000 MB held the 100,000-page benchmark
-    # index (1 GB on disk) in one segment.
+    # (tantivy allows under 4 GB). The default holds a 100,000-page index (1 GB on disk)
+    # in one segment.
     index_merge_heap_mb: int = Field(default=2000, ge=64, le=4000)
 
     # --- indexer

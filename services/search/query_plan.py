@@ -646,9 +646,9 @@ _INNER_MIN_CHARS = 8
 
 def _asks(text: str) -> bool:
     """Whether free text holds a question word (如何, 怎么): a question is put in the
-    asker's words, not copied from a page, so its run's thirds say little (the demo
-    site's hand-judged questions, MRR@10 0.958 -> 0.883 with them: 如何升级到下一个稳定版
-    lifted pages that say 如何升级 …)."""
+    asker's words, not copied from a page, so its run's thirds say little and would lift
+    pages that merely share its question words (docs/ranking.md, 'What chose each weight
+    (issue 36)')."""
     return any(w in QUESTION_WORDS for w in _words(text))
 
 

@@ -61,9 +61,9 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default; ``S`` is ``P{<shard tag
 A paused host (``paused`` 1) is in no index but ``hosts`` and ``blocked``, so no
 selection sees it until it is resumed.
 
-Measured (bench/frontier/redis_frontier_bench.py, docs/benchmarks.md): 83 bytes of Redis memory a
-queued URL with 100 URLs a host, 230 with 5,000 (a host past 128 URLs leaves the
-listpack encodings), for 44-character URLs; before the shards, about 500. ``counts().due`` counts every queued URL but the
+Memory: 83 bytes of Redis a queued URL with 100 URLs a host, 230 with 5,000 (a host
+past 128 URLs leaves the listpack encodings), for 44-character URLs (docs/benchmarks.md,
+'The Redis frontier against SQLite'). ``counts().due`` counts every queued URL but the
 retries still waiting, so a scheduler whose clock runs behind the one that queued a
 URL counts it due a little early.
 
