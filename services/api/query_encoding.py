@@ -1,8 +1,8 @@
 """A query string that is not UTF-8 is refused with 400, before any view reads it.
 
-Werkzeug leaves percent-escapes that do not decode as UTF-8 undecoded, so
-``q=%ED%A0%80`` (a lone surrogate's bytes) reached the search as the text
-"%ED%A0%80" and was searched as the words "ed a0 80". RFC 3986 leaves a URI's
+Werkzeug leaves percent-escapes that do not decode as UTF-8 undecoded, so without
+this ``q=%ED%A0%80`` (a lone surrogate's bytes) would reach the search as the text
+"%ED%A0%80" and be searched as the words "ed a0 80". RFC 3986 leaves a URI's
 encoding to the scheme; this API's contract says UTF-8, and anything else is the
 client's mistake, said as such.
 """

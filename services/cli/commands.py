@@ -25,7 +25,7 @@ from services.common.errors import BadInput
 EXIT_INTERRUPTED = 130
 EXIT_SEEDS_UNREACHABLE = 1  # the crawl ran and reached none of its seeds
 # From this many documents a crawl's index has segments enough for a merge to pay
-# (at 100,000 pages, 24 segments; SearchService p50 4.7 -> 3.8 ms merged).
+# (docs/benchmarks.md, 'After `tansuo force-merge`').
 MERGE_HINT_DOCUMENTS = 50_000
 FIRST_COMMIT_POLL_S = 0.5  # how often `tansuo serve` looks for the index a running crawl has yet to commit
 

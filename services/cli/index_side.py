@@ -20,8 +20,9 @@ from services.indexer.indexer import Indexer
 from services.ranker.ranker import Ranker
 
 # How soon the loops notice the end of a crawl: they wait on the bus this long at a
-# time. A second (the services' default) was half a second of every crawl's end,
-# waited out in an idle poll; the SQLite bus checks its file every 50 ms regardless.
+# time, short because a second (the services' default) adds half a second to every
+# crawl's end, waited out in an idle poll (docs/benchmarks.md, 'Fourth round (issue
+# 12)'); the SQLite bus checks its file every 50 ms regardless.
 STOP_CHECK_S = 0.05
 
 

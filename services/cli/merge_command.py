@@ -1,7 +1,8 @@
 """`tansuo force-merge`: rewrite the search index into as few segments as it can hold.
 
-An index written page by page, as a crawl writes it, ends up in many segments (some
-thirty at a million pages), and a search sets up each query term once per segment.
+An index written page by page, as a crawl writes it, ends up in many segments, and a
+search sets up each query term once per segment (docs/serving.md, 'Segments: merge an
+index that is done').
 Once a crawl is done, or before serving an index that will not change for a while,
 merging it makes every search cheaper; Elasticsearch calls this a force merge.
 """
@@ -72,7 +73,7 @@ def _check_embedded(path: Path) -> None:
 
 
 class _Progress:
-    """A line every ten seconds: a million pages took fifteen minutes here."""
+    """A line every ten seconds: a large index takes minutes to merge."""
 
     def __init__(self, started: float) -> None:
         self._started = started

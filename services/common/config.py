@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     crawler_max_outlinks: int = Field(default=5000, ge=1)  # links published per page
 
     # --- documents (PDF, Office, WPS, RTF, text: services/extractor/, docs/documents.md)
-    # Off: a document is stored but not extracted or indexed, as before issue 35.
+    # Off: a document is stored but not extracted or indexed.
     documents_enabled: bool = True
     # A document's own size cap, above the page cap: a response declared as a document
     # type (or as octet-stream) may be this large; an HTML page stays at the page cap.
@@ -154,17 +154,15 @@ class Settings(BaseSettings):
     index_gram_cache_chars: int = Field(default=32_000_000, ge=0)
     # `tansuo force-merge` rewrites the embedded index with one writer of this much
     # memory: each time it fills, a segment is written, so more memory, fewer segments
-    # (tantivy allows under 4 GB). About 2,000 MB held the 100,000-page benchmark
-    # index (1 GB on disk) in one segment.
+    # (tantivy allows under 4 GB). The default holds a 100,000-page index (1 GB on disk)
+    # in one segment.
     index_merge_heap_mb: int = Field(default=2000, ge=64, le=4000)
 
     # --- indexer
     # The indexer commits every interval, or sooner once this many writes are pending.
-    # A commit costs nearly the same whatever it holds: tantivy wrote the demo site's
-    # pages eight times over at 1.04 ms of CPU a page in commits of 1,000 against 2.07
-    # in commits of 100, and at a crawl's 130 pages a second the indexer spent 3.41 ms
-    # a page committing every second, 2.56 every 5 s (bench/indexing/commit_cost.py). One second
-    # keeps pages searchable as they are fetched; a heavy crawl may trade that away.
+    # A commit costs nearly the same whatever it holds, so fewer, larger commits cost less
+    # CPU a page (docs/benchmarks.md, 'Ninth round (issue 12): what a commit costs'). One
+    # second keeps pages searchable as they are fetched; a heavy crawl may trade that away.
     indexer_commit_interval_s: float = Field(default=1.0, gt=0)
     # Also the most events the indexer takes in one poll; it takes fewer while the index
     # answers slowly (services/indexer/poll_size.py).
@@ -223,7 +221,8 @@ class Settings(BaseSettings):
     search_gram_boost: float = 0.5
     # Only a query of up to this many wanted clauses matches its words by their bigrams
     # too: in a longer one a page matches by a share of the words anyway, and the words'
-    # bigram phrases were the costliest part of a long query (docs/ranking.md).
+    # bigram phrases are the costliest part of a long query (docs/ranking.md, 'What chose
+    # each weight').
     search_word_grams_up_to: int = Field(default=4, ge=0)
     search_gram_phrase_boost: float = 4.0
     # Typos (docs/ranking.md, "Forgiving search"): the free text's bigrams as terms, in
@@ -286,12 +285,12 @@ class Settings(BaseSettings):
     # --- embedded mode (`tansuo crawl`, `run`, `demo`)
     # 2: the crawler and scheduler in one process, the indexer and ranker in a second,
     # so a 2-core machine uses both cores and segmentation never holds up the reactor;
-    # 1: every service in one process (today's layout before issue 12: for debugging
-    # with one traceback and one pdb, and for 1-core machines).
+    # 1: every service in one process, for debugging with one traceback and one pdb, and
+    # for 1-core machines (docs/benchmarks.md, 'One process or two').
     embedded_processes: int = Field(default=2, ge=1, le=2)
     # The message log keeps a message until every group has committed it; dropping those
-    # this often keeps it to a few seconds of the crawl. Without it a continuous crawl,
-    # which never ends, grew its bus file without bound (every page event, ~10 KB a page).
+    # this often keeps it to a few seconds of the crawl; without it a continuous crawl,
+    # which never ends, would keep every page event it sent.
     embedded_bus_compact_interval_s: float = Field(default=5.0, gt=0)
     # A progress line this often while a crawl runs with its output not on a terminal
     # (a file, a pipe, a service's log), where the live progress bar draws nothing.

@@ -38,7 +38,8 @@ from services.extractor.document_types import document_family
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # A document larger than this is hashed (and stored) on a thread, not the reactor's:
-# a 100 MB file's SHA-1 and write held up every fetch for a fraction of a second.
+# on the reactor, a 100 MB file's SHA-1 and write would hold up every fetch for a
+# fraction of a second.
 LARGE_BODY_BYTES = 1024 * 1024
 _SNIFF_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title")
 _BINARY_MAGIC = (

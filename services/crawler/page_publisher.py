@@ -154,11 +154,12 @@ class PublishPipeline:
         """A page for a remote store (S3) is stored on a reactor pool thread, then its
         messages are sent from the reactor's: the put waits for the network (2 ms on
         loopback, more across a cluster), and the reactor fetches meanwhile. A local
-        store's put is made here: handing each page to a thread made the embedded crawl
-        10% slower; but a body over LARGE_BODY_BYTES (a large document) is hashed and
-        written on the thread, where its SHA-1 and write do not hold up the fetches.
-        Scrapy waits for every item before it closes the spider, so a stop
-        still publishes every page fetched."""
+        store's put is made here, as handing each page to a thread slows the embedded
+        crawl (docs/benchmarks.md, 'Sixth round (issue 12): the page store'); but a body
+        over LARGE_BODY_BYTES (a large document) is hashed and written on the thread,
+        where its SHA-1 and write do not hold up the fetches. Scrapy waits for every
+        item before it closes the spider, so a stop still publishes every page
+        fetched."""
         session: CrawlSession = self._crawler.spider.session  # type: ignore[union-attr]
         publisher = session.publisher
         failed: Exception | None = None

@@ -103,8 +103,8 @@ def scrapy_settings(cfg: Settings) -> dict[str, Any]:
         "USER_AGENT": cfg.crawler_user_agent,
         # Scrapy checks each response's callback for a generator returning a value by
         # reading its source with ast; its cache is keyed by the bound method, a new
-        # object per request, so it parsed the spider's source for every page (7% of
-        # the crawl process's CPU). Our one callback returns nothing
-        # (tests/unit/test_scrapy_settings.py).
+        # object per request, so it would parse the spider's source for every page
+        # (docs/benchmarks.md, 'Third round (issue 12)'). Our one callback returns
+        # nothing (tests/unit/test_scrapy_settings.py).
         "WARN_ON_GENERATOR_RETURN_VALUE": False,
     }

@@ -85,7 +85,7 @@ def _stopped_while_starting(failure: Failure) -> Failure | None:
     """A Ctrl-C while Scrapy builds its engine (it imports its download handlers then)
     fails the Deferred of ``crawl()`` with KeyboardInterrupt, which Twisted would print
     as an unhandled error with a traceback. The user asked to stop, and the crawl ends
-    as a stopped one; any other failure goes on as before."""
+    as a stopped one; any other failure passes through unchanged."""
     if failure.check(KeyboardInterrupt):
         logger.info("stopped while the crawler was starting")
         return None

@@ -24,7 +24,8 @@ so one seed over one index gives one file.
 
 The index is read in three passes, none of which holds it: titles and document
 frequencies of every page, then the chosen pages, then every page's text for the
-quotes' uniqueness. A million-page index kept in memory took over 20 GB.
+quotes' uniqueness, so memory does not grow with the index (a million pages held at
+once would take over 20 GB).
 """
 
 from __future__ import annotations

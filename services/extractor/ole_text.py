@@ -6,8 +6,8 @@ Word keeps its text in the WordDocument stream in pieces listed by the piece tab
 (the Clx in the table stream, [MS-DOC] 2.9.38): each piece is either UTF-16LE or
 8-bit "compressed" text. PowerPoint keeps text in TextCharsAtom (UTF-16LE) and
 TextBytesAtom (8-bit) records of the PowerPoint Document stream ([MS-PPT] 2.9.x).
-antiword and catdoc do the same in C but are GPL; these readers were measured against
-them for the same text (docs/benchmarks.md, "Document extraction").
+antiword and catdoc do the same in C but are GPL; these readers find all of the text,
+where catdoc loses some (docs/benchmarks.md, "Which library reads which format").
 """
 
 from __future__ import annotations

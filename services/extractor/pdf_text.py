@@ -2,9 +2,9 @@
 
 PDFium was the fastest of the candidates on the same Chinese PDFs, matched poppler's
 pdftotext character for character where both had ToUnicode maps, and is what Chrome
-renders PDFs with (docs/benchmarks.md, "Document extraction"). PyMuPDF, faster still
-by some reports, is AGPL and cannot be a default dependency. A page with no text
-layer is passed to ``ocr`` when OCR is on (services/extractor/ocr.py).
+renders PDFs with (docs/benchmarks.md, "Which library reads which format"). PyMuPDF,
+faster still by some reports, is AGPL and cannot be a default dependency. A page with no
+text layer is passed to ``ocr`` when OCR is on (services/extractor/ocr.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Text of spreadsheets (xlsx, xls, ods, and WPS's et) through python-calamine, one page
 per sheet and one line per row, its cells separated by a space.
 
-calamine (Rust) reads all four formats, and was faster than openpyxl on xlsx by an
-order of magnitude (docs/benchmarks.md, "Document extraction"). Rows are taken one at
-a time, so the character cap stops a sheet of a million rows early.
+calamine (Rust) reads all four formats, and is faster than openpyxl on xlsx by an order
+of magnitude (docs/benchmarks.md, "Which library reads which format"). Rows are taken
+one at a time, so the character cap stops a sheet of a million rows early.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Text of the XML parts of OOXML (docx, pptx) and OpenDocument (odt, odp) files,
 read by streaming lxml over the part: only text runs, tabs, breaks and paragraph
 ends are looked at, and each element is freed once read, so a 100 MB part costs
-little memory. python-docx and odfpy were measured against this (docs/benchmarks.md,
-"Document extraction"): they build the whole tree and were slower for the same text.
+little memory. Not python-docx or odfpy: they build the whole tree and are slower for
+the same text (docs/benchmarks.md, "Which library reads which format").
 """
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ How link fields reach every document, whichever process indexes it and whenever:
   within ``ranker_interval_s`` because its own link batch made the graph dirty, and
   sooner once the crawl goes quiet: when documents wait and no link batch has changed
   the graph for ``ranker_quiet_s``, the graph is as complete as it will be for now, so
-  a run comes at once rather than at the end of the interval (measured on a cluster
-  crawl with the default 300 s interval, the last pages otherwise waited out whatever
-  was left of it after the crawl ended). Such early runs keep to at most a tenth of
+  a run comes at once rather than at the end of the interval, which the last pages of
+  a crawl would otherwise wait out. Such early runs keep to at most a tenth of
   the ranker's time (``EARLY_RUN_DUTY``), so neither a large graph nor a continuous
   crawl's trickle of new pages turns into a whole-graph run per page. The
   ``tansuo_ranker_documents_waiting`` gauge counts such pages, and

@@ -71,7 +71,7 @@ _SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body
 
 # A plan asks for the same text's words, sub-words and bigrams several times (the
 # clauses, the boosts, the highlights), and queries repeat: each analysis is done once
-# and remembered (some 30 µs of a plan's 180 at a million pages, and 5 calls a plan).
+# and remembered, since a plan asks for each about five times.
 @functools.lru_cache(maxsize=8192)
 def _words(text: str) -> tuple[str, ...]:
     words = tuple(segment(text))
@@ -155,9 +155,7 @@ class QueryPlanner:
 
         A field no page holds the word in gets 0, and its clause is left out
         (``_one_word``): it could match nothing and add nothing, yet a search looks
-        every term up in every segment (at a million pages, 20 segments, the bare
-        query's p50 fell by 8% without the anchor-text terms no page held; the whole
-        search's by about 1%)."""
+        every term up in every segment, so a clause that cannot match still costs time."""
         scales: Scales = {}
         cap = self._cfg.search_field_idf_cap
         docs, by_word = freqs
@@ -177,10 +175,9 @@ class QueryPlanner:
         In a long query they select nothing (Lucene's CommonTermsQuery): a page is
         chosen by the query's other words, and these only add score. Holding 工作 or
         相关 says little about a page, and letting such words count towards the required
-        share lets nearly every page in, each read through their long postings (a
-        headline of 11 words at 1,000,000 pages matched 41,175 pages: 111 ms). The
-        floor in pages keeps small sites as they were: their postings are short, and
-        on them the rule cost answers (docs/ranking.md)."""
+        share lets nearly every page in, each read through their long postings. The
+        floor in pages leaves small sites out of the rule: their postings are short,
+        and on them the rule cost answers (docs/ranking.md, 'What chose each weight')."""
         share = self._cfg.search_common_word_share
         docs, by_word = freqs
         if share <= 0 or docs <= 0:
@@ -240,7 +237,7 @@ class QueryPlanner:
         """The title half of what ``word(word, weight)`` scores through its bigrams (and
         its other names'), alone: what a long query's words keep of their bigrams, as
         score for the pages the words select (a title that splits a word otherwise still
-        counts), without the body's, whose phrases were the costliest part."""
+        counts), without the body's, whose phrases cost the most (``_by_grams``)."""
         title_field = _GRAM_SCALE_FIELDS[0]
         should = tuple(
             Phrase(TITLE_GRAMS, _grams(n), self._cfg.search_gram_boost * w * _gram_scale(scales, title_field, n))
@@ -309,9 +306,8 @@ class QueryPlanner:
 
         There one word decides whether a page matches, and a page that splits it
         otherwise must not be lost. In a longer query a page matches by a share of the
-        words anyway, and each word's bigram phrase, matched on its own, was the
-        costliest part of the search: at a million pages it doubled the slowest
-        queries' time (docs/benchmarks.md). There the words' bigrams in titles only add
+        words anyway, and each word's bigram phrase, matched on its own, is the
+        costliest part of the search (docs/ranking.md, 'What chose each weight'). There the words' bigrams in titles only add
         score to the pages the words select (``title_grams_score``)."""
         wanted = 0
         for group in parsed.groups:
@@ -339,8 +335,9 @@ class QueryPlanner:
 
         # A common word matches by itself alone; its title bigrams only add score, as
         # every word's do in a long query (``_by_grams``). Its bigram phrase over the body
-        # was the costliest clause of the short queries at a million pages, and the
-        # pages it adds are few among the tens of thousands that hold the word.
+        # is the costliest clause of a short query on a large index, and the pages it
+        # adds are few among the many that hold the word (docs/ranking.md, 'What chose
+        # each weight').
         common = self._common(words, freqs)
 
         def word(w: str, weight: float = 1.0) -> Node:
@@ -495,18 +492,17 @@ class QueryPlanner:
         clauses, never more than it was of all of them. ``common``: the query's common
         words (``_common``).
 
-        A common word scores in titles only. Over every field its postings were the
-        costliest part of the long queries at a million pages (a headline's 40 slowest:
-        p50 12.5 against 5.6 ms without them), and there its body score says little
+        A common word scores in titles only: over every field its postings are the
+        costliest part of a long query on a large index, and its body score says little
         while its title score still tells a page about it from one that merely uses it
-        (the headline titles' MRR@10 rose 0.498 -> 0.529 with it; docs/ranking.md)."""
+        (docs/ranking.md, 'What chose each weight')."""
         selective = [c for c in clauses if clause_words.get(id(c)) not in common]
         if len(selective) == len(clauses):
             return clauses, [], minimum
         if not selective:
             # Common words alone: each is required, as Lucene's CommonTermsQuery rewrites
-            # a query of high-frequency terms into a conjunction. A share of them let in
-            # a sixth of a million pages, each read through every word's long postings;
+            # a query of high-frequency terms into a conjunction. A share of them would let
+            # in a large part of the index, each page read through every word's long postings;
             # if no page holds them all, the search widens to any of them as usual.
             return clauses, [], len(clauses)
         scored = [t for c in clauses if clause_words.get(id(c)) in common if (t := _in_titles(c)) is not None]
@@ -529,10 +525,9 @@ class QueryPlanner:
         scores (``_set_common_aside``).
 
         They select nothing, yet each was read through every page the query selects,
-        in five fields whose postings (在, 中, 什么) hold most of a large index: at a
-        million pages they were the costliest score-only clauses of long queries and
-        questions (the bare query's p99 17.1 -> 13.2 ms without their body part).
-        Holding 在 or 什么 in its body says nothing of a page; a title that asks 什么是…
+        in five fields whose postings (在, 中, 什么) hold most of a large index, which
+        makes them the costliest score-only clauses of long queries and questions
+        (docs/ranking.md, 'What chose each weight'). Holding 在 or 什么 in its body says nothing of a page; a title that asks 什么是…
         still does."""
         kept = [_in_titles(n) if words.get(id(n)) in common else n for n in nodes]
         return [n for n in kept if n is not None]
@@ -548,9 +543,9 @@ class QueryPlanner:
         verbatim, in title or body; with ``titles_only``, in titles alone.
 
         A phrase is checked against the positions of every page the query selects.
-        When its words are all common that is a large share of the index (地区 建设:
-        104,374 of a million pages), and the body phrases took the bare query's p99 from
-        20 to 24 ms (docs/ranking.md). So they score in titles only, as a common word
+        When its words are all common that is a large share of the index, and the body
+        phrases then lengthen the slowest searches (docs/ranking.md, 'What chose each
+        weight'). So they score in titles only, as a common word
         itself does (``_set_common_aside``): a title that says the phrase still tells a
         page about it from one that merely uses its words."""
         cfg = self._cfg
@@ -651,9 +646,9 @@ _INNER_MIN_CHARS = 8
 
 def _asks(text: str) -> bool:
     """Whether free text holds a question word (如何, 怎么): a question is put in the
-    asker's words, not copied from a page, so its run's thirds say little (the demo
-    site's hand-judged questions, MRR@10 0.958 -> 0.883 with them: 如何升级到下一个稳定版
-    lifted pages that say 如何升级 …)."""
+    asker's words, not copied from a page, so its run's thirds say little and would lift
+    pages that merely share its question words (docs/ranking.md, 'What chose each weight
+    (issue 36)')."""
     return any(w in QUESTION_WORDS for w in _words(text))
 
 

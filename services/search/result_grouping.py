@@ -8,7 +8,7 @@ of that result's "similar pages", as web search engines do.
 
 Site diversity is host crowding as web engines do it: a site's results beyond
 ``per_site`` on one page move to a later page rather than disappearing, so an index
-of one site reads as before, and an index of thirty sub-sites shows several of them
+of one site keeps its order, and an index of thirty sub-sites shows several of them
 on the first page. The answer says which sites had results moved, for "more from
 this site".
 """
@@ -89,9 +89,9 @@ def paginate(results: Sequence[Result], size: int, per_site: int, pages: int, lo
 
     Each page is chosen from the next ``size + lookahead`` results only, so that
     page k comes out the same whether it was asked for or a later page was (whose
-    request reads more hits): choosing from all of them let a second site deeper in
-    a longer window reorder the earlier pages, and paging showed some results twice
-    and others never. Page 1 reads as many as before."""
+    request reads more hits): choosing from the whole window would let a site deeper
+    in a longer window reorder the earlier pages, showing some results twice and
+    others never."""
     out: list[Page] = []
     pending = list(results)
     while pending and len(out) < pages:

@@ -1,8 +1,8 @@
 """The sites the web UI's filter offers, listed once per index view.
 
-Listing the sites is an aggregation over every document: 44 ms and, as options of a
-select, 788 KiB of HTML at a million pages over 10,000 sites (bench --scale), on
-every page the UI serves. The list changes only when the index does, so each worker
+Listing the sites is an aggregation over every document, and on a large index the
+options of a select naming every site would be hundreds of KiB of every page the UI
+serves. The list changes only when the index does, so each worker
 keeps it while ``view_version()`` is unchanged (for ``ttl_s`` on a backend that
 cannot tell), and past ``SELECT_LIMIT`` sites the UI asks for a site by name instead
 of listing them.

@@ -48,8 +48,7 @@ class _Matcher:
     Terms are folded text (软件, apt); each character matches every form that folds
     to it (軟, Ａ), so the page's own script is what gets marked. A finder per term,
     made once per process (services/search/term_finder.py), rather than one alternation
-    per query: compiling the character classes cost 4 ms, more than the index search,
-    on every new query."""
+    per query, since compiling the character classes costs more than the index search."""
 
     def __init__(self, terms: tuple[str, ...]) -> None:
         self.terms = terms

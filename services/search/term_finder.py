@@ -3,9 +3,8 @@
 A term is folded text (软件, apt); each of its characters matches every form that
 folds to it (軟, Ａ). A term with few spellings is found by looking for each spelling
 (``str.find``); one with many, typically a Latin word (a, A, à, Ａ … at every letter),
-by a regular expression of character classes. Compiling such a pattern costs about
-65 µs a character class (Python's ``re``), more than a snippet, on every query with a
-new word; finding two or four spellings costs a few microseconds.
+by a regular expression of character classes: compiling one costs more than a
+snippet, so a term with a handful of spellings looks for each instead.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ ASCII_ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs
 
 def _forms(ch: str) -> str:
     # Forms page text really uses: Latin-1 and the CJK and full-width blocks. The rest
-    # (ⓓ, ᵈ, ⅅ, the typographic spaces) fold the same for search but made a Latin
+    # (ⓓ, ᵈ, ⅅ, the typographic spaces) fold the same for search but make a Latin
     # term's pattern ten times slower to compile, on every new query.
     return "".join(c for c in variants(ch) if c == ch or ord(c) < 0x250 or ord(c) >= 0x3000)
 

@@ -10,8 +10,9 @@ streams are exactly those of ``words_and_subwords_of_folded`` and ``grams_of_fol
 
 That walk is done in C (``services/common/_native.c``) where the package was built
 with a compiler: finding the runs, splitting rjieba's output back into them and
-appending every word, sub-word and bigram was most of the time a document took to
-build beyond rjieba's own cut. Where it was not built, ``streams_in_python`` below does
+appending every word, sub-word and bigram is most of the time a document takes to
+build beyond rjieba's own cut (docs/benchmarks.md, 'Seventh round (issue 12): building
+documents in C'). Where it was not built, ``streams_in_python`` below does
 the same, slower; the tests run both and compare them.
 """
 
@@ -82,7 +83,7 @@ def streams_in_python(text: str) -> tuple[list[str], list[str], list[str]]:
             add_han_words(next(cut), words, extras)
             add_han_grams(han, grams)
         # A page has hundreds of runs, most of them one Latin word with nothing to
-        # split: that case is written out here rather than called (0.4 ms a page).
+        # split: that case is written out here rather than called, a call per run adding up.
         elif plain and len(word) <= MAX_TOKEN_CHARS and not ("." in word or "-" in word or "_" in word):
             add_word(word)
             add_gram(word)

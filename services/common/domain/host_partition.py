@@ -19,7 +19,7 @@ def host_partition(host: str, partitions: int) -> int:
     if partitions < 1:
         raise ValueError(f"partitions must be at least 1, not {partitions}")
     if partitions == 1:
-        return 0  # embedded mode's one partition: no hash, and no import of all of kafka (0.1 s)
+        return 0  # embedded mode's one partition: no hash, and no import of all of kafka at start-up
     from kafka.partitioner.default import murmur2  # see above
 
     return (murmur2(host.encode("utf-8")) & 0x7FFFFFFF) % partitions

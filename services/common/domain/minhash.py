@@ -10,17 +10,15 @@ Lookup: 64 values in 16 bands of 4. An index stores one term per band; a page wh
 similarity is 0.8 shares at least one band with probability 1-(1-0.8^4)^16 > 0.999,
 one at 0.3 with about 0.12, and candidates are then checked by their full signature.
 
-The values come from rensa's ``RMinHash`` (Rust), fed the page's word pairs as
-strings, or, where Tansuo's C module was built, the hashes rensa would give those
-strings (``_native.c``, ``pair_hashes``: making a string of each pair had cost ten
-times rensa's own work). Before that (to commit c94cda3) the 64 hash functions were NumPy
-arithmetic over crc32 pair hashes: 0.7 of a millisecond a page on the demo site, a
-quarter of building a document; rensa takes 0.16 with the same accuracy (on the demo and GIMP sites'
-pages and copies, the estimate is off the exact Jaccard by the same root mean square,
-0.016 and 0.021, and no more pairs land on the wrong side of THRESHOLD). Signatures are
-stored, so rensa is pinned and tests/unit/test_minhash.py pins values it computes.
-Signatures made by the old formula do not match new ones: such pages fold with their
-copies again once either is indexed anew (docs/operations.md, "Duplicates").
+The values come from rensa's ``RMinHash`` (Rust), fed the page's word pairs as strings,
+or, where Tansuo's C module was built, the hashes rensa would give those strings
+(``_native.c``, ``pair_hashes``), since making a string of each pair costs more than
+rensa's own work (docs/benchmarks.md, 'Eighth round (issue 12)'). rensa is several times
+faster than NumPy hash functions over crc32 pair hashes (the formula up to commit
+c94cda3) at the same accuracy (docs/benchmarks.md, 'Fourth round (issue 12)').
+Signatures are stored, so rensa is pinned and tests/unit/test_minhash.py pins values it
+computes. Signatures made by the old formula do not match new ones: such pages fold with
+their copies again once either is indexed anew (docs/operations.md, "Duplicates").
 """
 
 from __future__ import annotations
@@ -93,7 +91,8 @@ def bands(sig: Sequence[int]) -> list[str]:
 @functools.lru_cache(maxsize=4096)
 def _bands(sig: tuple[int, ...]) -> tuple[str, ...]:
     """Remembered: a page is written again whenever PageRank moves its rank (tantivy
-    adds the whole document anew), and its band terms were 5% of the index process.
+    adds the whole document anew), and hashing its bands anew each time is a visible share
+    of the index process (docs/benchmarks.md, 'Fifth round (issue 12)').
     The key is mostly the document's own signature tuple: some 3.5 KB an entry."""
     return tuple(
         f"{band}:{hashlib.blake2b(','.join(map(str, rows)).encode(), digest_size=6).hexdigest()}"

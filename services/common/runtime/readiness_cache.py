@@ -2,8 +2,8 @@
 a busy server.
 
 Run inline, a readiness check under load queues behind the searches and times out,
-and every api pod would leave the service at the moment it is needed most (seen as
-`/readyz` flapping "index: no answer within 2 s"). Here a thread re-runs the checks
+and every api pod would leave the service at the moment it is needed most (a
+`/readyz` flapping with "index: no answer within 2 s"). Here a thread re-runs the checks
 every ``interval_s`` and the probe returns the last finished result: a slow check
 changes nothing until it finishes, a failed one says what failed.
 """

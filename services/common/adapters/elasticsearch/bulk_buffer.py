@@ -1,10 +1,10 @@
 """Writes held for one ``_bulk`` request: in the order they were made, bounded by count
 and bytes, sent when the next one would cross a bound and at the index commit.
 
-One request for a batch of pages instead of one a page: at 5 to 30 ms a round trip,
-the round trips, not Elasticsearch's work, were what made an indexer batch take half
-a minute. The commit's refresh rides on the last request (``?refresh=true``) when it
-is the only one since the previous commit, which saves one more round trip.
+One request for a batch of pages instead of one a page: the round trips, not
+Elasticsearch's work, are what a batch sent a page at a time waits on. The commit's
+refresh rides on the last request (``?refresh=true``) when it is the only one since
+the previous commit, which saves one more round trip.
 """
 
 from __future__ import annotations

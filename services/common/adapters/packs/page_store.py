@@ -1,10 +1,10 @@
 """Embedded page store: pages appended to pack files, as crawlers archive them.
 
 Heritrix, Nutch and StormCrawler write what they fetch into WARC files, containers
-that only grow, never a file per page. A file per page cost the crawl more than
-anything else it does with a page's bytes: creating the file took 0.7–0.9 ms of the
-crawl process's CPU on an ext4 disk (docs/benchmarks.md), on the thread that
-fetches, while appending the same bytes to an open file takes under 0.1 ms.
+that only grow, never a file per page. Creating a file per page costs the crawl more
+than anything else it does with a page's bytes, on the thread that fetches, and
+appending to an open file a tenth of that (docs/benchmarks.md, 'Sixth round (issue 12):
+the page store').
 Millions of small files also strain inodes, backups and ``rm``.
 
 Each writing process appends to a pack of its own (``<time>-<pid>-<host>.pack``, a new one

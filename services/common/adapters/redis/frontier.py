@@ -61,9 +61,9 @@ Key layout (``P`` is the prefix, ``tansuo:`` by default; ``S`` is ``P{<shard tag
 A paused host (``paused`` 1) is in no index but ``hosts`` and ``blocked``, so no
 selection sees it until it is resumed.
 
-Measured (bench/frontier/redis_frontier_bench.py, docs/benchmarks.md): 83 bytes of Redis memory a
-queued URL with 100 URLs a host, 230 with 5,000 (a host past 128 URLs leaves the
-listpack encodings), for 44-character URLs; before the shards, about 500. ``counts().due`` counts every queued URL but the
+Memory: 83 bytes of Redis a queued URL with 100 URLs a host, 230 with 5,000 (a host
+past 128 URLs leaves the listpack encodings), for 44-character URLs (docs/benchmarks.md,
+'The Redis frontier against SQLite'). ``counts().due`` counts every queued URL but the
 retries still waiting, so a scheduler whose clock runs behind the one that queued a
 URL counts it due a little early.
 
@@ -130,10 +130,10 @@ from services.common.domain.host_settings import HostSettings
 from services.common.domain.url_canonical import host_of
 from services.common.errors import ConfigError
 
-# add_urls and drop_queued run in chunks: admitting a 50,000-URL sitemap in one script
-# held Redis (and so every other scheduler) for 1.9 s here, a 250-URL chunk for about
-# 15 ms. Each chunk is atomic and the calls are idempotent (a URL is admitted or
-# dropped once), so retrying after a failure finishes the job.
+# add_urls and drop_queued run in chunks, so that no script holds Redis (and so every
+# other scheduler) for longer than a chunk of URLs takes, whatever the sitemap. Each
+# chunk is atomic and the calls are idempotent (a URL is admitted or dropped once), so
+# retrying after a failure finishes the job.
 _CHUNK = 250
 DEFAULT_SHARDS = 12
 _SCRIPTS = (

@@ -3,8 +3,9 @@
 A search reads its whole result window (some thirty hits for the first page) to fold
 near-duplicates and to keep one site from crowding the page, yet shows ten. Reading
 a hit from tantivy's document store decompresses a block and converts every stored
-field, about 50 µs. Elasticsearch's field collapsing reads its key from doc values
-for the same reason. So each document also carries, in fast fields:
+field (docs/serving.md, "Where a request's time goes"). Elasticsearch's field
+collapsing reads its key from doc values for the same reason. So each document also
+carries, in fast fields:
 
 - ``fold_site``: a 64-bit hash of its site, for the per-site limit;
 - ``fold_copy``: a 64-bit hash of its content hash, for exact copies;
@@ -15,9 +16,9 @@ Two pages can fold only if they share a band (``result_grouping``). So a hit who
 band hashes no other hit of the window shares cannot fold or lead a fold, and needs
 no signature; the few that share one read theirs from the stored document, as they
 are mostly shown anyway, as a lead or as its copy. A false share (1 in 65,536 a band)
-only costs such a read. Columns, not the whole signature: at a million pages a column
-read for thirty hits took some 15 µs within a search, so 34 of them (the signature
-two values to a column) cost as much as the reads they saved.
+only costs such a read. Columns, not the whole signature: 34 column reads (the
+signature, two values to a column) cost as much as the stored reads they would save
+(docs/serving.md, "Where a request's time goes").
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class SiteNames:
     """Site names by their ``fold_site`` key, for hits read from the columns.
 
     Keys never change, so names found once stay right. An unknown key asks the index
-    for its sites (a terms aggregation, some 15 ms at a million pages), at most once
+    for its sites (a terms aggregation over every document), at most once
     a view; a key still unknown then (beyond the aggregation's size) gives None, and
     the hit reads its site from the document store.
     """

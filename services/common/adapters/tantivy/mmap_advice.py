@@ -5,9 +5,7 @@ page (128 KiB and more), which suits a file read front to back but not a search,
 touches a few pages of postings, positions and stored blocks here and there. While the
 machine has RAM to spare the extra pages only sit in the page cache; under a memory
 limit (a container's, systemd's MemoryMax) they push out the pages searches need, and
-every query reads from disk again: at a million pages under 2 GB, `tansuo serve`
-answered 117 queries in 180 s (median 1.2 s), against 150 in 6.7 s from a cold cache
-with this advice (docs/benchmarks.md, "Under a memory limit").
+every query reads from disk again (docs/benchmarks.md, "Under a memory limit").
 
 tantivy-py does not expose tantivy's own ``madvise`` option, so the mappings are found
 in /proc/self/maps and advised with libc's ``madvise(MADV_RANDOM)``. Only readers do it:

@@ -610,9 +610,9 @@ class TantivySearchIndex:
         """Copy every committed document into new segments written by one writer with
         ``index_merge_heap_mb`` of memory, and drop the old ones in the same commit.
 
-        tantivy-py has no merge call, and its merge policy leaves some thirty segments
-        at a million pages; a search opens each query term once per segment, so the
-        bare query at 100,000 pages took a third of the time in one segment. The
+        tantivy-py has no merge call, and its merge policy leaves tens of segments on a
+        large index; a search opens each query term once per segment, so one segment
+        answers faster (docs/serving.md, 'Segments: merge an index that is done'). The
         copy is one commit: stopped before it (Ctrl-C, a crash) nothing changed. The
         old segments' files stay until it, so the disk needs the index's size free.
         """

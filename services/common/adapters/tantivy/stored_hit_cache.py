@@ -3,10 +3,11 @@
 A search reads the stored fields of the hits it shows (URL, site, title, snippet text)
 from tantivy's document store, and of every hit in its result window on an index made
 before the fold keys (``fold_keys``): each read decompresses a block and converts every
-stored field to Python, about 50 µs. Different queries keep finding the same popular pages, so, like
-Solr's documentCache, each reader keeps the last ``max_entries`` documents it read,
-keyed by their address in the view they were read from. A commit makes a new view,
-and entries of older views are never found again and age out.
+stored field to Python (docs/serving.md, 'Where a request's time goes'). Different
+queries keep finding the same popular pages, so, like Solr's documentCache, each reader
+keeps the last ``max_entries`` documents it read, keyed by their address in the view
+they were read from. A commit makes a new view, and entries of older views are never
+found again and age out.
 """
 
 from __future__ import annotations

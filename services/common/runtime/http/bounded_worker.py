@@ -17,11 +17,11 @@ socket work, without blocking:
 3. **Writing.** The poller sends the response; a client that does not read it within
    ``response_timeout_s`` is closed. Then the connection waits for its next request.
 
-Bounded waiting, as before: every request is stamped when it was read whole (the WSGI
-environ's ``tansuo.queued_at``), and the admission middleware (admission.py) refuses
-one that waited for a thread past the deadline. While requests wait and the estimated
-wait (services/common/runtime/http/drain_estimate.py) passes the deadline, a plain GET is
-answered 503 by the poller at once, without entering the queue.
+Bounded waiting (docs/serving.md, 'Bounded waiting'): every request is stamped when it
+was read whole (the WSGI environ's ``tansuo.queued_at``), and the admission middleware
+(admission.py) refuses one that waited for a thread past the deadline. While requests
+wait and the estimated wait (services/common/runtime/http/drain_estimate.py) passes the
+deadline, a plain GET is answered 503 by the poller at once, without entering the queue.
 
 Liveness probes (``/livez``, ``/healthz``) are answered by the poller itself, and
 ``/readyz`` runs on threads of its own, so a probe never waits behind searches. At the connection limit the longest-idle

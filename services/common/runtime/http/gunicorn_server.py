@@ -1,14 +1,15 @@
 """The production HTTP server of `tansuo serve` and `tansuo api`: gunicorn, N worker
 processes of M threads each, with bounded waiting.
 
-Why gunicorn with (changed) gthread workers is measured in docs/serving.md: a search
-holds the GIL for most of its ~2 ms, so one process serves one core and only
-processes use more; gthread keeps idle kept-alive connections in a poller, not in a
-thread; and its worker is small enough to change so that each request carries the
-moment it arrived (services/common/runtime/http/bounded_worker.py), which the 503-past-the-deadline
-admission needs (services/common/runtime/http/admission.py). The app is built in each worker after
-the fork, so every worker opens its own read-only view of the index (tantivy allows
-any number of readers; each sees a new commit on its next search).
+Why gunicorn with (changed) gthread workers (docs/serving.md, 'Why processes, and why
+gunicorn'): a search holds the GIL for most of its time, so one process serves one core
+and only processes use more; gthread keeps idle kept-alive connections in a poller, not
+in a thread; and its worker is small enough to change so that each request carries the
+moment it arrived (services/common/runtime/http/bounded_worker.py), which the
+503-past-the-deadline admission needs (services/common/runtime/http/admission.py). The
+app is built in each worker after the fork, so every worker opens its own read-only view
+of the index (tantivy allows any number of readers; each sees a new commit on its next
+search).
 
 ``run`` blocks in the calling (main) thread: gunicorn's arbiter owns the process's
 signals. SIGTERM drains (requests in flight finish, up to the grace period), SIGINT

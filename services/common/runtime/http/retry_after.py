@@ -1,10 +1,10 @@
 """How long a refused client is told to wait: longer while the server keeps refusing.
 
 A fixed Retry-After of 1 s brings every refused client back one second later, when the
-server is as full as before: under sustained overload most answers become refusals
-(measured: 51–74% of responses at 1,024 closed-loop clients on two cores) and the
-clients that do get through wait as long as ever. The refusal is a promise ("come back
-then"), so it should name a moment when the server is likely to have room.
+server is as full as it was: under sustained overload most answers become refusals and
+the clients that do get through wait as long as ever (docs/serving.md, 'Bounded
+waiting'). The refusal is a promise ("come back then"), so it should name a moment when
+the server is likely to have room.
 
 Per worker process, over windows of one second: while more than ``target`` of the
 window's requests were refused, the Retry-After doubles (up to ``ceiling_s``), the way
@@ -14,13 +14,12 @@ back spread over a longer time, the queue holds about what the worker can answer
 within its deadline, and refusals stay a small share; clients that ignore it lose
 nothing they had before.
 
-Why slowly down and how high up: with N clients, a worker answering C a second
-within a deadline D holds about C·D of them; the other N − C·D must be away, so a
-refusal rate r needs a Retry-After of (N − C·D) / r. At 1,024 closed-loop clients on
-two cores (C ≈ 180–250/s) a refusal share of 5% takes about a minute. Halving after
-each quiet second brought clients back in a herd that refilled the queue (8% refused
-in the steady state, with a 120 s ceiling); coming down by an eighth, 4.3%. A wait
-that stays high once the overload has passed costs nothing: only refusals carry it.
+Why slowly down and how high up: with N clients, a worker answering C a second within a
+deadline D holds about C·D of them; the other N − C·D must be away, so a refusal rate r
+needs a Retry-After of (N − C·D) / r, about a minute for 5% at a thousand clients on two
+cores. It comes down by an eighth, not by half, because halving brings clients back in a
+herd that refills the queue (docs/serving.md, 'Bounded waiting'). A wait that stays high
+once the overload has passed costs nothing: only refusals carry it.
 """
 
 from __future__ import annotations
