@@ -103,8 +103,8 @@ def create_app(
     search_rate_limit.init_app(app, cfg)
     security_headers.init_app(app)
     _register_error_handlers(app)
-    # Load jieba's dictionary now, off the request path, so the first search does not
-    # pay ~2 s for it; a request arriving earlier simply waits for the load.
+    # Load the segmenter's dictionaries now, off the request path, so the first search
+    # does not wait for them; a request arriving earlier simply waits for the load.
     threading.Thread(target=analysis.initialise, name="jieba-warmup", daemon=True).start()
     return app
 

@@ -3,8 +3,8 @@
 Callers catch by kind, never by backend: a command line prints a ``BadInput`` as one
 line and exits 2, the API answers it with 400, and answers ``BackendUnavailable`` with
 503; a service reconnects after ``BackendUnavailable`` and stops on ``ConfigError``.
-Each class keeps the built-in base that code before this module caught it by
-(``ValueError``, ``ConnectionError``, ``RuntimeError``), so those handlers still hold.
+Each class also derives from the built-in its kind belongs to (``ValueError``,
+``ConnectionError``, ``RuntimeError``), so a handler of the built-in catches it too.
 """
 
 from __future__ import annotations
