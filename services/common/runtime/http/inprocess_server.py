@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
+from services.common.runtime.http.request_framing import escape_non_ascii
+
 
 class _RawBytesHandler(WSGIRequestHandler):
     """Percent-escapes the request line's bytes above ASCII before it is parsed.
@@ -26,7 +28,7 @@ class _RawBytesHandler(WSGIRequestHandler):
     def parse_request(self) -> bool:
         line: bytes = self.raw_requestline  # type: ignore[has-type]  # set by the base class before this call
         if not line.isascii():
-            self.raw_requestline = b"".join(bytes([b]) if b < 0x80 else b"%%%02X" % b for b in line)
+            self.raw_requestline = escape_non_ascii(line)
         return super().parse_request()
 
 

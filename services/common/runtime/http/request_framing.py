@@ -107,7 +107,12 @@ def escape_request_line(data: bytes) -> bytes:
     line = data[:end]
     if line.isascii():
         return data
-    return b"".join(bytes([b]) if b < 0x80 else b"%%%02X" % b for b in line) + data[end:]
+    return escape_non_ascii(line) + data[end:]
+
+
+def escape_non_ascii(raw: bytes) -> bytes:
+    """``raw`` with every byte above ASCII written as a percent-escape."""
+    return b"".join(bytes([b]) if b < 0x80 else b"%%%02X" % b for b in raw)
 
 
 def parse_head(raw: bytes) -> RequestHead | Refused:
