@@ -124,13 +124,17 @@ class Settings(BaseSettings):
     documents_max_chars: int = Field(default=500_000, ge=1000)  # text kept (the bus caps a message at 3 MiB too)
     # The parts of an OOXML/ODF package read, inflated: a ZIP bomb is refused by this.
     documents_max_unzipped_bytes: int = Field(default=200 * 1024 * 1024, ge=1024 * 1024)
-    # One document's extraction; past it the worker process is killed (a parser that
-    # loops must not hold a slot for ever) and the document reported as "timeout".
+    # One document's extraction, in the worker's CPU seconds (a worker waiting for a
+    # core is not looping) and at most ten times that of wall time; past it the worker
+    # process is killed (a parser that loops must not hold a slot for ever) and the
+    # document reported as "timeout".
     documents_timeout_s: float = Field(default=120.0, gt=0)
     # Extraction worker processes (embedded mode: beside the crawl; `tansuo extractor`:
-    # per pod). They run at a lower priority (nice) than the crawl.
+    # per pod). They run at a lower priority (nice) than the crawl, and on Linux under
+    # SCHED_IDLE (`documents_worker_idle`): CPU time the crawl leaves unused, only.
     documents_workers: int = Field(default=1, ge=1)
     documents_worker_nice: int = Field(default=10, ge=0, le=19)
+    documents_worker_idle: bool = True
     # Address space of a worker; a document that needs more is reported "too_large".
     documents_worker_memory_mb: int = Field(default=1536, ge=256)
     # OCR of PDF pages with no text layer, with Tesseract's Chinese models: slow, so off.

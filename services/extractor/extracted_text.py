@@ -19,7 +19,6 @@ _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 # phrase over the wrap is found.
 _CJK_WRAP = re.compile(rf"(?<=[{_CJK}])[ \t]*\r?\n[ \t]*(?=[{_CJK}])")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
-_BLANK_LINES = re.compile(r"\n\s*\n+")
 
 
 class DocumentSkipped(Exception):
@@ -61,15 +60,18 @@ class TextSink:
     def full(self) -> bool:
         return bool(self.cut)
 
-    def page(self, text: str, wrapped: bool = False) -> bool:
+    def page(self, text: str, wrapped: bool = False, tidied: bool = False) -> bool:
         """Add one page's text; False once a cap is reached (the reader stops).
-        ``wrapped``: its lines are a page's laid-out lines (PDF), not paragraphs."""
+        ``wrapped``: its lines are a page's laid-out lines (PDF), not paragraphs.
+        ``tidied``: the reader made it as ``tidy`` would (single spaces, no blank or
+        padded lines), so it is not gone over again."""
         if self.full:
             return False
         if len(self._pages) >= self._limits.max_pages:
             self.cut.append("document_pages")
             return False
-        text = tidy(text, wrapped)
+        if not tidied:
+            text = tidy(text, wrapped)
         room = self._limits.max_chars - self._chars
         if len(text) > room:
             text = text[:room]
@@ -93,5 +95,4 @@ def tidy(text: str, wrapped: bool = False) -> str:
     if wrapped:
         text = _CJK_WRAP.sub("", text)
     text = _SPACES.sub(" ", text)
-    text = _BLANK_LINES.sub("\n", text)
-    return "\n".join(line.strip() for line in text.split("\n") if line.strip())
+    return "\n".join(filter(None, map(str.strip, text.split("\n"))))

@@ -1,13 +1,14 @@
 """Extraction worker processes: one document at a time each, killed when it takes
-longer than ``documents_timeout_s``.
+more than ``documents_timeout_s`` of CPU time.
 
 A parser that loops, or a PDF whose object graph sends PDFium round in circles,
 holds its worker until the timeout, never the crawl: the worker is killed (SIGKILL:
 a parser stuck in C does not see a signal it could catch) and a new one takes its
 slot. Each worker reads the document's bytes from the page store itself, so that a
 50 MB file is never piped through the process that hands out the work, runs at a
-lower priority than the crawl (``documents_worker_nice``), and within an address-space
-limit (``documents_worker_memory_mb``). Workers are started with the ``spawn`` context:
+lower priority than the crawl (``documents_worker_nice``; on Linux also under
+SCHED_IDLE, ``documents_worker_idle``), and within an address-space limit
+(``documents_worker_memory_mb``). Workers are started with the ``spawn`` context:
 the crawler's process runs threads.
 """
 
@@ -28,6 +29,25 @@ from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, E
 
 log = logging.getLogger(__name__)
 START_TIMEOUT_S = 60.0
+# A document's CPU time is looked at this often while it is extracted; its wall time
+# may run to WALL_FACTOR times the timeout (a worker blocked, not computing).
+POLL_SLICE_S = 0.25
+WALL_FACTOR = 10
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU time of a live process from /proc/<pid>/stat; None where
+    there is no /proc (not Linux) or the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    try:
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -84,7 +104,7 @@ class ExtractionWorker:
         started = time.monotonic()
         try:
             conn.send(job)
-            if conn.poll(self._cfg.documents_timeout_s):
+            if self._wait(conn, started):
                 kind, value = conn.recv()
                 seconds = time.monotonic() - started
                 if kind == "ok":
@@ -101,6 +121,27 @@ class ExtractionWorker:
         self.kill()
         return ExtractionOutcome(skipped="timeout", detail=f"over {self._cfg.documents_timeout_s:g} s",
                                  seconds=time.monotonic() - started)  # fmt: skip
+
+    def _wait(self, conn: Connection, started: float) -> bool:
+        """True once the reply is there; False when the worker has spent
+        ``documents_timeout_s`` of CPU on this document, or ``WALL_FACTOR`` times that
+        of wall time. CPU time, not wall time: a worker under SCHED_IDLE may wait long
+        for a core on a busy machine without looping, and only a loop is to be cut."""
+        limit = self._cfg.documents_timeout_s
+        pid = self.pid
+        cpu_start = cpu_seconds(pid) if pid is not None else None
+        wall_end = started + limit * WALL_FACTOR
+        while True:
+            cpu_now = cpu_seconds(pid) if pid is not None else None
+            if cpu_start is None or cpu_now is None:  # no /proc: wall time alone
+                used = time.monotonic() - started
+            else:
+                used = cpu_now - cpu_start
+            left = min(limit - used, wall_end - time.monotonic())
+            if left <= 0:
+                return False
+            if conn.poll(min(left, POLL_SLICE_S)):
+                return True
 
     def kill(self) -> None:
         if self._process is not None and self._process.is_alive():
@@ -167,6 +208,23 @@ class ExtractionPool:
             worker.close()
 
 
+def run_when_idle() -> bool:
+    """Put this process under SCHED_IDLE, so that the crawl beside it keeps its CPU.
+    Nice 10 alone still takes about a tenth of a core from a busy process at nice 0
+    (scheduler weights 110 to 1024), and a waking crawler thread waits for its slice;
+    an idle-class process weighs 3 and is preempted at once by any other. False where
+    the policy does not exist (not Linux) or is refused."""
+    setter = getattr(os, "sched_setscheduler", None)
+    policy = getattr(os, "SCHED_IDLE", None)
+    if setter is None or policy is None:
+        return False
+    try:
+        setter(0, policy, os.sched_param(0))
+    except (OSError, PermissionError):
+        return False
+    return True
+
+
 def worker_main(cfg: Settings, conn: Connection) -> None:
     """A worker's loop: a job in, ("ok", ExtractedText) or ("skipped", (reason, detail)) out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers end
@@ -174,6 +232,8 @@ def worker_main(cfg: Settings, conn: Connection) -> None:
         os.nice(cfg.documents_worker_nice)
     except OSError:
         pass
+    if cfg.documents_worker_idle:
+        run_when_idle()
     memory = cfg.documents_worker_memory_mb * 1024 * 1024
     try:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))

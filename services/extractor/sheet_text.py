@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 
 import python_calamine
 
@@ -38,18 +39,30 @@ def read_sheets(data: bytes, limits: DocumentLimits, fmt: str, title_part: str =
         try:
             sheet = book.get_sheet_by_name(name)
             for row in sheet.iter_rows():
-                line = "\t".join(c for c in (_cell(v) for v in row) if c)
+                line = _row_text(row)
                 if line:
                     lines.append(line)
-                    used += len(line)
+                    used += len(line) + 1
                     if used > limits.max_chars:
                         break
         except Exception as exc:
             if not lines:
                 raise _skipped(exc) from None
-        if not sink.page("\n".join(lines)):
+        if not sink.page("\n".join(lines), tidied=True):
             break
     return ExtractedText(fmt, title, [], sink.body(), len(names), sink.cut)
+
+
+def _row_text(row: Sequence[object]) -> str:
+    """A row's cells on one line, tidied as the sink would: empty cells dropped and
+    every run of whitespace (a cell's own line breaks included) one space. Done with
+    joins and a split in C: a Python test per cell cost more than calamine's reading
+    of the sheet (docs/benchmarks.md). A row of text is joined as it is; in one with
+    numbers or dates those cells alone are converted."""
+    try:
+        return " ".join(" ".join(row).split())  # type: ignore[arg-type]
+    except TypeError:
+        return " ".join(" ".join([c if c.__class__ is str else _cell(c) for c in row]).split())
 
 
 def _cell(value: object) -> str:

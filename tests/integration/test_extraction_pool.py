@@ -5,7 +5,11 @@ by the new one."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from pathlib import Path
+
+import pytest
 
 from bench.sites.document_site import _pdf
 from services.common.adapters.packs.page_store import PackPageStore
@@ -50,6 +54,41 @@ def test_a_worker_over_its_time_is_killed_and_the_next_document_gets_a_new_one(t
     finally:
         worker.close()
     assert quick.text is not None and TEXT in quick.text.body and worker.pid != first
+
+
+def test_a_worker_that_waits_for_a_core_is_not_timed_out(tmp_path: Path) -> None:
+    # A stopped process gets no CPU, as a worker under SCHED_IDLE on a machine kept busy
+    # by others: its wall time runs past the timeout, its CPU time does not.
+    _store(tmp_path, "quick", TEXT.encode())
+    worker = ExtractionWorker(Settings(data_dir=tmp_path, documents_timeout_s=0.5))
+    job = ExtractionJob("quick", "http://x/q.txt", "text/plain")
+    try:
+        worker.extract(job)  # started, imports done
+        pid = worker.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        threading.Timer(1.5, os.kill, (pid, signal.SIGCONT)).start()
+        waited = worker.extract(job)
+    finally:
+        worker.close()
+    assert waited.text is not None and TEXT in waited.text.body and waited.seconds >= 1.4
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_a_worker_runs_under_sched_idle_unless_told_not_to(tmp_path: Path) -> None:
+    # The kernel's own record of the worker process's policy, read while it is alive.
+    _store(tmp_path, "a", TEXT.encode())
+    policies = []
+    for idle in (True, False):
+        worker = ExtractionWorker(Settings(data_dir=tmp_path, documents_worker_idle=idle))
+        try:
+            done = worker.extract(ExtractionJob("a", "http://x/a.txt", "text/plain"))
+            assert done.text is not None and worker.pid is not None
+            policies.append((os.sched_getscheduler(worker.pid), os.getpriority(os.PRIO_PROCESS, worker.pid)))
+        finally:
+            worker.close()
+    nice = Settings().documents_worker_nice
+    assert policies == [(os.SCHED_IDLE, nice), (os.SCHED_OTHER, nice)]
 
 
 def _alive(pid: int) -> bool:

@@ -106,6 +106,41 @@ def test_csv_rows_are_lines_of_their_cells() -> None:
     assert found.format == "csv" and "张三 数学学院" in found.body.split("\n")
 
 
+def _ods(rows: list[list[tuple[str, str]]]) -> bytes:
+    """A spreadsheet of (type, value) cells: "string" cells hold their text, "float"
+    cells their number, "" an empty cell."""
+    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')  # fmt: skip
+
+    def cell(kind: str, value: str) -> str:
+        if kind == "float":
+            return f'<table:table-cell office:value-type="float" office:value="{value}"><text:p>{value}</text:p></table:table-cell>'
+        if kind == "string":
+            paragraphs = "".join(f"<text:p>{p}</text:p>" for p in value.split("\n"))
+            return f'<table:table-cell office:value-type="string">{paragraphs}</table:table-cell>'
+        return "<table:table-cell/>"
+
+    body = "".join("<table:table-row>" + "".join(cell(k, v) for k, v in row) + "</table:table-row>" for row in rows)
+    content = (f"<office:document-content {ns}><office:body><office:spreadsheet><table:table table:name=\"表1\">"
+               f"{body}</table:table></office:spreadsheet></office:body></office:document-content>")  # fmt: skip
+    manifest = ('<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                "</manifest:manifest>")  # fmt: skip
+    return _zip({"content.xml": content, "META-INF/manifest.xml": manifest},
+                first="application/vnd.oasis.opendocument.spreadsheet")  # fmt: skip
+
+
+def test_a_spreadsheet_row_is_one_line_of_its_cells_numbers_written_as_typed() -> None:
+    data = _ods([
+        [("string", "姓名"), ("", ""), ("string", "  学院  "), ("float", "6"), ("float", "2.5")],
+        [("string", "张三"), ("string", "数学\n学院"), ("string", " "), ("", ""), ("float", "1")],
+        [("", ""), ("string", "  "), ("", "")],
+    ])  # fmt: skip
+    found = extract_document(data, "application/octet-stream")
+    assert found.format == "ods" and found.body == "姓名 学院 6 2.5\n张三 数学 学院 1"
+
+
 def test_rtf_unicode_escapes_and_code_page_bytes_are_decoded() -> None:
     escaped = "".join(f"\\u{ord(c)}?" for c in "招生简章")
     gbk = "".join(f"\\'{b:02x}" for b in "报名时间".encode("gbk"))
