@@ -19,6 +19,9 @@ _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 # phrase over the wrap is found.
 _CJK_WRAP = re.compile(rf"(?<=[{_CJK}])[ \t]*\r?\n[ \t]*(?=[{_CJK}])")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
+# A table of contents's dot leaders ("2.1 软件包管理 . . . . . . 35"): one ellipsis, so a
+# snippet shows the entry rather than a line of dots.
+_LEADER = re.compile(r"(?:[ \t]*[.．·][ \t]*){4,}")
 
 
 class DocumentSkipped(Exception):
@@ -89,10 +92,10 @@ class TextSink:
 
 
 def tidy(text: str, wrapped: bool = False) -> str:
-    """One page's text: runs of spaces as one, no empty lines, and with ``wrapped``
-    the line wraps inside Chinese joined."""
+    """One page's text: runs of spaces as one, dot leaders as one ellipsis, no empty
+    lines, and with ``wrapped`` the line wraps inside Chinese joined."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace(PAGE_BREAK, "\n")
     if wrapped:
         text = _CJK_WRAP.sub("", text)
-    text = _SPACES.sub(" ", text)
+    text = _SPACES.sub(" ", _LEADER.sub(" … ", text))
     return "\n".join(filter(None, map(str.strip, text.split("\n"))))

@@ -177,6 +177,8 @@ def test_line_wraps_inside_chinese_are_joined_on_laid_out_pages_only() -> None:
     assert tidy("硕士研究\n生招生", wrapped=True) == "硕士研究生招生"
     assert tidy("第一段。\n第二段", wrapped=False) == "第一段。\n第二段"
     assert tidy("Debian\nsystem", wrapped=True) == "Debian\nsystem"
+    assert tidy("2.1 软件包管理 . . . . . . . . 35\n2.1.1 配置.........36") == "2.1 软件包管理 … 35\n2.1.1 配置 … 36"
+    assert tidy("版本 1.2.3，见 www.debian.org...") == "版本 1.2.3，见 www.debian.org..."
 
 
 @pytest.mark.parametrize(
