@@ -44,7 +44,7 @@ from tests.servers.net import free_port, stop_process, wait_for_http_ok, wait_fo
 pytestmark = pytest.mark.integration
 
 TOKEN = "fuzz-token-0123456789"
-SLOWEST_S = 2.0
+SLOWEST_S = 15.0  # a hang, not speed: a loaded CI machine has held a seed POST over 2 s
 EXAMPLES = 20  # per operation and mode: 21 operations x 2 modes x 20, about 25 s here
 CHECKS = [
     not_a_server_error,
