@@ -109,7 +109,7 @@ class Readiness:
         for name, check in checks.items():
             with self._lock:
                 busy = self._running.get(name)
-                if busy is not None and busy.is_alive():
+                if busy is not None and busy.is_alive():  # registered until it has answered
                     results[name] = "the previous check has not answered yet"
                     continue
                 thread = threading.Thread(
@@ -149,6 +149,10 @@ class Readiness:
             error = ""
         with self._lock:
             results[name] = error
+            # Done once answered, not once the thread has ended: the next probe, which
+            # may come before this thread is scheduled again, starts a check of its own.
+            if self._running.get(name) is threading.current_thread():
+                del self._running[name]
 
     def response(self) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON body) of a readiness probe."""
