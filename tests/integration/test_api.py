@@ -280,3 +280,4 @@ def test_a_query_sent_as_raw_utf8_bytes_is_read_as_utf8(app: Flask) -> None:
     assert head.startswith(b"HTTP/1.1 200"), head
     data = json.loads(body)
     assert data["query"] == "内核" and data["total"] > 0
+

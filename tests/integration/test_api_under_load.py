@@ -247,3 +247,17 @@ def test_a_query_sent_as_raw_utf8_bytes_is_searched_as_utf8(start: Callable[...,
     assert head.startswith(b"HTTP/1.1 200 "), head
     data = json.loads(body)
     assert data["query"] == "网络" and data["total"] > 0
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "An Expect value other than 100-continue is answered 417 in HTML by gunicorn's parser behind the poller, a "
+    "status the contract does not list; the fuzz test finds it at random. Document 417 or answer it in the poller."
+))
+def test_an_unknown_expectation_gets_a_documented_answer(start: Callable[..., Server]) -> None:
+    server = start("serve", TANSUO_API_WORKERS="1")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(b"GET /api/search?q=x HTTP/1.1\r\nHost: a\r\nExpect: B\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert not answer.startswith(b"HTTP/1.1 417"), answer[:200]
