@@ -28,7 +28,7 @@ def search() -> ResponseReturnValue:
             size=args.get("size", "10"),
             site=checked_site(args.get("site", "")),
             sort=args.get("sort", "relevance"),
-            as_typed=args.get("as_typed", ""),
+            as_typed=args.get("as_typed"),
         )
     except BadQuery as exc:
         return jsonify(error=str(exc)), 400

@@ -51,6 +51,7 @@ def index() -> ResponseReturnValue:
     page = request.args.get("page", "1")
     # Anything but "date" is the default order: a hand-edited link still gets results.
     sort = "date" if request.args.get("sort", "") == "date" else "relevance"
+    as_typed = request.args.get("as_typed", "") in ("1", "true")
     sites = choices.sites()
     context = {"q": q, "site": site, "sites": sites, "list_sites": len(sites) <= SELECT_LIMIT, "result": None,
                "error": "", "pages": [], "sort": sort}  # fmt: skip
@@ -61,7 +62,7 @@ def index() -> ResponseReturnValue:
                 service.validate("-", page, PAGE_SIZE, site)
             return render_template("search.html", pages_indexed=_count(search_index), **context)
         result = service.search(q, page=page, size=PAGE_SIZE, site=site, sort=sort,
-                                as_typed=request.args.get("as_typed", ""))
+                                as_typed=as_typed)
     except BadQuery as exc:
         context["error"] = query_error(str(exc))
         return render_template("search.html", **context), 400

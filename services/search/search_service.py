@@ -69,11 +69,17 @@ def _as_int(name: str, value: int | str) -> int:
         raise BadQuery(f"{name} must be an integer, not {text[:20]!r}") from None
 
 
-def _as_flag(value: bool | str) -> bool:
-    """A yes/no parameter as the API and the UI pass it: 1, true, yes (or a bool)."""
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
+AS_TYPED_VALUES = {"1": True, "true": True, "0": False, "false": False}
+
+
+def _as_flag(value: bool | str | None) -> bool:
+    """``as_typed`` as the API documents it (1, true, 0, false; absent is false): any
+    other value is refused, as for ``sort``, so a client's typo is not read as "no"."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if value not in AS_TYPED_VALUES:
+        raise BadQuery(f"as_typed must be one of 1, 0, true, false, not {value[:20]!r}")
+    return AS_TYPED_VALUES[value]
 
 
 class SearchService:
@@ -126,7 +132,7 @@ class SearchService:
         size: int | str = 10,
         site: str = "",
         sort: str = "relevance",
-        as_typed: bool | str = False,
+        as_typed: bool | str | None = False,
     ) -> dict[str, Any]:
         """One page of results as a JSON-ready dict; ``sort`` "date" puts the newest
         pages first (the same matches, in date order, without the per-site limit).

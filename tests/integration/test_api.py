@@ -98,6 +98,9 @@ def test_snippets_and_titles_are_highlighted_and_escaped(client: FlaskClient) ->
         "q=x&size=21",
         "q=x&size=2.5",
         "q=%ED%A0%80",  # not UTF-8
+        "q=x&sort=oldest",
+        "q=x&as_typed=",  # the schema's enum: CI's fuzzing saw an empty value read as "no"
+        "q=x&as_typed=yes",
     ],
 )
 def test_bad_parameters_get_a_400_with_a_json_error(client: FlaskClient, query: str) -> None:
@@ -215,6 +218,14 @@ def test_no_results_and_bad_input_get_clear_messages(client: FlaskClient) -> Non
     resp = client.get("/?q=网络&page=zero")
     assert resp.status_code == 400 and "查询有误" in resp.get_data(as_text=True)
     assert "页码必须是整数" in resp.get_data(as_text=True) and "must be" not in resp.get_data(as_text=True)
+    # The page is forgiving where the API is strict: a hand-edited link still gets results.
+    for query in ("sort=oldest", "as_typed=maybe"):
+        assert client.get(f"/?q=网络&{query}").status_code == 200
+
+
+def test_as_typed_takes_the_documented_values(client: FlaskClient) -> None:
+    for value in ("1", "true", "0", "false"):
+        assert client.get(f"/api/search?q=网络&as_typed={value}").status_code == 200
 
 
 def test_the_stylesheet_is_served(client: FlaskClient) -> None:
