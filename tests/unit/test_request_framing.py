@@ -47,6 +47,11 @@ def test_expect_100_continue_is_seen() -> None:
     assert isinstance(part, Incomplete) and part.head is not None and part.head.expect_continue
 
 
+def test_expect_100_continue_in_http_1_0_is_ignored() -> None:  # RFC 9110 10.1.1: MUST ignore
+    part = frame(b"POST /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+    assert isinstance(part, Incomplete) and part.head is not None and not part.head.expect_continue
+
+
 @pytest.mark.parametrize(
     ("data", "status"),
     [

@@ -282,7 +282,7 @@ class BoundedThreadWorker(gthread.ThreadWorker):
 
     def _dispatch(self, conn: _Conn, head: RequestHead, data: bytes) -> None:
         now = time.monotonic()
-        request = Exchange(escape_request_line(data), conn.client, conn.server, now, conn.continue_sent)
+        request = Exchange(escape_request_line(data), conn.client, conn.server, now)
         conn.continue_sent = False
         if head.path in LIVENESS and head.method in ("GET", "HEAD") and not head.has_body:
             # "This process answers": the poller's own answer, so that it holds under

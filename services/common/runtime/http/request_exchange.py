@@ -15,12 +15,26 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gunicorn import http, util
+from gunicorn import util
 from gunicorn.http import wsgi
+from gunicorn.http.message import Request
+from gunicorn.http.parser import RequestParser
 
 QUEUED_AT = "tansuo.queued_at"  # environ key: time.monotonic() when the request was read whole
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class _PollerFramedRequest(Request):
+    """A request whose ``Expect`` the poller has dealt with: it answers 100-continue
+    itself and ignores other expectations, as RFC 9110 allows (nginx does the same),
+    so gunicorn must not answer them again or refuse them with an HTML 417."""
+
+    _policy_expect_continue = False
+
+
+class _PollerFramedParser(RequestParser):
+    mesg_class = _PollerFramedRequest
 
 
 class ResponseBuffer:
@@ -55,7 +69,6 @@ class Exchange:
     client: Any  # the peer address tuple, as accept() returned it
     server: Any  # the listening address
     queued_at: float
-    continue_sent: bool  # the poller already answered "Expect: 100-continue"
 
 
 @dataclass(frozen=True)
@@ -68,12 +81,10 @@ def exchange(worker: Any, app: WsgiApp, request: Exchange) -> Answer:
     """Parse ``request`` with gunicorn's parser, run ``app``, collect the response.
     ``worker`` is the gunicorn worker (its cfg, log and error page)."""
     out = ResponseBuffer()
-    parser = http.get_parser(worker.cfg, [request.data], request.client)
+    parser = _PollerFramedParser(worker.cfg, [request.data], request.client)
     req = None
     try:
         req = next(parser)
-        if request.continue_sent:
-            req._expected_100_continue = False  # gunicorn would send a second "100 Continue"
         keep_alive = _serve(worker, app, req, out, request)
         # The poller framed exactly one request: bytes left over mean the two parsers
         # disagree on its length, and the connection cannot be trusted for another.

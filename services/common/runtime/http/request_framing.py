@@ -152,7 +152,7 @@ def parse_head(raw: bytes) -> RequestHead | Refused:
     keep_alive = b"keep-alive" in tokens if version == "HTTP/1.0" else b"close" not in tokens
     return RequestHead(
         method=parts[0].decode(), target=parts[1].decode("latin-1"), version=version, head_bytes=len(raw),
-        content_length=content_length, chunked=bool(codings), expect_continue=expect == b"100-continue",
+        content_length=content_length, chunked=bool(codings), expect_continue=expect == b"100-continue" and version != "HTTP/1.0",
         keep_alive=keep_alive,
     )  # fmt: skip
 
