@@ -234,6 +234,15 @@ def test_the_stylesheet_is_served(client: FlaskClient) -> None:
     resp.close()
 
 
+def test_pages_name_their_icon_so_a_browser_does_not_ask_for_favicon_ico(client: FlaskClient) -> None:
+    for path in ("/", "/?q=网络", "/api/docs"):
+        icon = re.search(r'<link rel="icon" href="([^"]+)"', client.get(path).get_data(as_text=True))
+        assert icon, path
+        resp = client.get(icon.group(1))
+        assert resp.status_code == 200 and resp.mimetype == "image/svg+xml" and b"<svg" in resp.data
+        resp.close()
+
+
 def test_suggest_answers_titles_for_a_partial_query(client: FlaskClient) -> None:
     body = client.get("/api/suggest?q=网络指").get_json()
     assert body["query"] == "网络指"
