@@ -67,6 +67,9 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env.update(
         TANSUO_API_TOKEN=TOKEN, TANSUO_API_WORKERS="1", TANSUO_HEALTH_HOST="127.0.0.1",
         TANSUO_HEALTH_PORT=str(health_port), TANSUO_CRAWLER_ALLOW_PRIVATE_NETWORKS="false",
+        # Limits off, so that the fuzzing reaches the operations' logic: with them on,
+        # most operations answered 429 (the negative cases' wrong tokens count as guesses).
+        TANSUO_API_RATE_LIMIT_PER_S="0", TANSUO_API_AUTH_FAILURES_PER_MINUTE="1000000",
     )  # fmt: skip
     log_path = data.parent / "serve.log"
     with log_path.open("wb") as log_file:
@@ -148,6 +151,7 @@ def test_schemathesis_finds_nothing_in_any_of_its_phases(base_url: str, tmp_path
     assert run.returncode == 0, run.stdout[-6000:]
     for phase in ("Examples", "Coverage", "Fuzzing", "Stateful"):
         assert f"✅ {phase}" in summary, summary
+    assert "Rate limited" not in run.stdout, run.stdout[-3000:]  # the logic was reached, not the limiter
 
 
 def _get(url: str) -> tuple[int, str, str]:
