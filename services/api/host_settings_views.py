@@ -21,13 +21,14 @@ from services.scheduler import host_settings
 
 bp = Blueprint("host_settings", __name__)
 
-# The frontier's host names: lower-case host, optional port, IPv6 in brackets.
+# The frontier's host names: host, optional port, IPv6 in brackets; read in lower
+# case, since host names are case-insensitive (the contract's pattern allows both).
 _HOST = re.compile(r"[a-z0-9._\-\[\]:]{1,262}")
 _REASONS = {"not_included": "不符合包含规则", "excluded_pattern": "符合排除规则"}
 
 
 def _host(raw: str) -> str | None:
-    host = raw.strip().lower()
+    host = raw.lower()
     return host if _HOST.fullmatch(host) else None
 
 

@@ -209,6 +209,12 @@ def test_host_settings_saved_over_the_api_reach_the_frontier_and_its_queue(clien
     state.close()
 
 
+def test_a_host_in_the_path_is_case_insensitive_and_nothing_else_is_trimmed(client: FlaskClient, dep: Deployment) -> None:
+    # The contract's pattern allows upper case and no spaces; the server read " h" as "h".
+    assert client.get("/api/hosts/WWW.Example.CN/settings", headers=AUTH).get_json()["host"] == "www.example.cn"
+    assert client.get(f"/api/hosts/%20{dep.host}/settings", headers=AUTH).status_code == 400
+
+
 def test_the_console_form_keeps_what_was_typed_when_a_setting_is_wrong(client: FlaskClient, dep: Deployment) -> None:
     csrf = logged_in(client)
     assert f'/admin/hosts/{dep.host}/settings' in client.get("/admin").get_data(as_text=True)
