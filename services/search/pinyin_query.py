@@ -29,6 +29,7 @@ from services.search.initials_lexicon import words_with_initials
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
+PhraseCount = Callable[[tuple[str, ...], bool], int]  # (bigrams, in titles only) -> pages
 
 _LETTERS = re.compile(r"[a-z]+(?: [a-z]+)*")
 BEAM = 8
@@ -107,8 +108,9 @@ class Reading:
 
 
 class PinyinReader:
-    def __init__(self, term_stats: TermStats) -> None:
+    def __init__(self, term_stats: TermStats, phrase_count: PhraseCount) -> None:
         self._term_stats = term_stats
+        self._phrase_count = phrase_count
 
     def read(self, query: str) -> str | None:
         """The Chinese a pinyin query likeliest spells, by the index's bigrams; None
@@ -131,9 +133,9 @@ class PinyinReader:
                 beam = self._beam(choices)
                 if len(choices) > MAX_WORD_CHARS:
                     # A long compound the dictionary lacks (sjtsb: 数据透视表), taken only
-                    # when the pages hold each of its pairs: an English word or a name
-                    # (odff, hatch) spells no such run.
-                    return Reading(beam[0][1]) if beam and self._pairs_held(beam[0][1]) else None
+                    # when a page holds it: the runs an English word or a name spells
+                    # (hello: 皇恩来了欧, odff: 藕的方法) have common pairs, not pages.
+                    return Reading(beam[0][1]) if beam and self._held_run(beam[0][1]) else None
                 held = self._held([text for _, text in beam])
                 if not held:
                     return None  # initials stand for a word: ppt is not 匹配套
@@ -159,11 +161,9 @@ class PinyinReader:
         held = [(w, max(dfs[2 * i], dfs[2 * i + 1])) for i, w in enumerate(words)]
         return sorted((pair for pair in held if pair[1] > 0), key=lambda pair: -pair[1])
 
-    def _pairs_held(self, text: str) -> bool:
-        """Whether some page holds each pair of neighbouring characters of ``text``."""
-        pairs = [text[i : i + 2] for i in range(len(text) - 1)]
-        _, dfs = self._term_stats([(f, p) for p in pairs for f in (TITLE_GRAMS, BODY_GRAMS)])
-        return all(dfs[2 * i] or dfs[2 * i + 1] for i in range(len(pairs)))
+    def _held_run(self, text: str) -> bool:
+        """Whether some page holds ``text``, its bigrams in a row, in title or body."""
+        return self._phrase_count(tuple(text[i : i + 2] for i in range(len(text) - 1)), False) > 0
 
     def _beam(self, choices: list[tuple[str, ...]]) -> list[tuple[float, str]]:
         """The likeliest runs of characters, one from each of ``choices``, by the

@@ -99,7 +99,7 @@ class SearchService:
         self._term_stats = term_stats
         self._planner = QueryPlanner(cfg, term_stats)
         self._corrector = SpellingCorrector(term_stats, self._phrase_count)
-        self._pinyin = PinyinReader(term_stats)
+        self._pinyin = PinyinReader(term_stats, self._phrase_count)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.common.analysis import fold, segment
-from services.search.pinyin_query import PinyinReader, TermStats
+from services.search.pinyin_query import PhraseCount, PinyinReader, TermStats
 from services.search.spelling import SpellingCorrector
 
 PAGES = [
@@ -45,9 +45,17 @@ def _term_stats(pages: Sequence[tuple[str, str]]) -> TermStats:
 term_stats = _term_stats(PAGES)
 
 
-def phrase_count(grams: tuple[str, ...], titles_only: bool) -> int:
-    run = grams[0] + "".join(g[1] for g in grams[1:])
-    return sum(run in fold(t) or (not titles_only and run in fold(b)) for t, b in PAGES)
+def _phrase_count(pages: Sequence[tuple[str, str]]) -> PhraseCount:
+    """How many of ``pages`` hold a run of bigrams in a row, as an index counts them."""
+
+    def count(grams: tuple[str, ...], titles_only: bool) -> int:
+        run = grams[0] + "".join(g[1] for g in grams[1:])
+        return sum(run in fold(t) or (not titles_only and run in fold(b)) for t, b in pages)
+
+    return count
+
+
+phrase_count = _phrase_count(PAGES)
 
 
 def test_a_pinyin_typo_is_corrected_to_what_the_pages_say() -> None:
@@ -75,7 +83,7 @@ def test_a_latin_word_no_page_holds_becomes_the_commonest_one_edit_away() -> Non
 
 
 def test_pinyin_is_read_as_the_characters_the_pages_hold() -> None:
-    reader = PinyinReader(term_stats)
+    reader = PinyinReader(term_stats, phrase_count)
     assert reader.read("shujutoushibiao") == "数据透视表"
     assert reader.read("zidong shaixuan") == "自动筛选"
     assert reader.read("qwxz") is None  # no reading any page holds a pair of
@@ -91,21 +99,24 @@ def test_initials_are_read_as_the_words_the_pages_hold_most() -> None:
         ("现在", "现在选择。"),
         ("小镇", "无关。"),
     ]
-    reading = PinyinReader(_term_stats(pages)).reading("xz")
+    reading = PinyinReader(_term_stats(pages), _phrase_count(pages)).reading("xz")
     assert reading is not None and reading.words == ("选择", "形状", "现在", "小镇")  # 小镇: held by a title
     assert reading.pages == (3, 2, 1, 1) and reading.query == "选择 OR 形状 OR 现在 OR 小镇"
     # A word the dictionary lacks is still read by the characters' pairs (one reading).
-    assert PinyinReader(term_stats).read("sjtsb") == "数据透视表"
+    assert PinyinReader(term_stats, phrase_count).read("sjtsb") == "数据透视表"
 
 
 def test_initials_that_spell_no_word_the_pages_hold_are_not_read() -> None:
-    # English words and names (ODFF, Hatch) were read as runs of characters some pair
-    # of which a page holds (藕的方法): a short query must be a word, a long one a run
-    # whose every pair is held.
-    reader = PinyinReader(_term_stats([("方法", "这是我的方法啊。")]))
-    assert reader.read("dff") is None  # 的方法: its pairs are held, but it is no word
+    # English words and names (ODFF, hello) were read as runs of characters some pair
+    # of which a page holds (藕的方法, 皇恩来了欧): a short query must be a word, a long
+    # one a run some page holds.
+    pages = [("方法", "这是我的方法啊。")]
+    reader = PinyinReader(_term_stats(pages), _phrase_count(pages))
+    assert reader.read("dff") is None  # 的方法: on a page, but no word
     assert reader.read("wdffa") == "我的方法啊"
     assert reader.read("odffa") is None  # no page holds 欧的, 偶的 …
+    pairs = [("方法", "我的。的方。方法。法啊。")]  # each pair of 我的方法啊, not the run
+    assert PinyinReader(_term_stats(pairs), _phrase_count(pairs)).read("wdffa") is None
 
 
 def test_the_query_language_is_not_corrected() -> None:
