@@ -6,7 +6,8 @@ compiles in, so the index's word tokens are mostly its words) whose initials the
 are, most frequent first; the index then says which of them its pages hold. A word is
 keyed by the first letter of each character's commonest reading, as typed one
 character at a time, and also by its reading as a phrase where pypinyin knows one
-that differs (银行 under yh as well as yx).
+that differs (银行 under yh as well as yx). The operator's user words (docs/
+dictionaries.md) are candidates too: they are the site's own terms.
 
 The table is made once from jieba's ``dict.txt`` (MIT) and kept in
 ``data/initials_words.txt``: loading it takes some 30 ms and 15 MB, where making it in
@@ -26,6 +27,7 @@ from importlib import resources
 from pypinyin import phrases_dict
 
 from services.common.analysis.pinyin_keys import char_pinyin
+from services.common.analysis.words import user_words
 
 MIN_CHARS, MAX_CHARS = 2, 6
 TABLE = "data/initials_words.txt"
@@ -37,10 +39,23 @@ _HEADER = (
 
 
 def words_with_initials(initials: str, limit: int) -> list[str]:
-    """The dictionary's words spelled by ``initials`` (one letter a character), the
-    ``limit`` most frequent first."""
-    joined = _table().get(initials.lower(), "")
-    return joined.split(" ", limit)[:limit] if joined else []
+    """The words spelled by ``initials`` (one letter a character): the operator's user
+    words first, then the dictionary's, the ``limit`` most frequent of them."""
+    key = initials.lower()
+    joined = _table().get(key, "")
+    found = joined.split(" ", limit)[:limit] if joined else []
+    own = [w for w in _user_words_by_initials(user_words()).get(key, ()) if w not in found]
+    return own + found
+
+
+@functools.lru_cache(maxsize=1)
+def _user_words_by_initials(words: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    by: dict[str, list[str]] = {}
+    for word in words:
+        if MIN_CHARS <= len(word) <= MAX_CHARS:
+            for key in _keys(word):
+                by.setdefault(key, []).append(word)
+    return {key: tuple(found) for key, found in by.items()}
 
 
 @functools.cache
@@ -63,20 +78,25 @@ def _phrase_initials(word: str) -> str:
     return "".join(unicodedata.normalize("NFD", r[0])[0] for r in readings if r and r[0])
 
 
+def _keys(word: str) -> set[str]:
+    """The initials ``word`` is typed with: by each character's commonest reading, and
+    by its reading as a phrase."""
+    sounds = [char_pinyin(c) for c in word]
+    keys = {"".join(s[0] for s in sounds)} if all(sounds) else set()
+    phrase = _phrase_initials(word)
+    if len(phrase) == len(word):
+        keys.add(phrase)
+    return keys
+
+
 def table_lines(dictionary: Iterable[str]) -> Iterator[str]:
     """The lines of the table, from the lines of a jieba dictionary (word freq [tag])."""
     by: dict[str, list[tuple[int, str]]] = {}
     for line in dictionary:
         word, freq, *_ = line.split()
-        if not MIN_CHARS <= len(word) <= MAX_CHARS:
-            continue
-        sounds = [char_pinyin(c) for c in word]
-        keys = {"".join(s[0] for s in sounds)} if all(sounds) else set()
-        phrase = _phrase_initials(word)
-        if len(phrase) == len(word):
-            keys.add(phrase)
-        for key in keys:
-            by.setdefault(key, []).append((-int(freq), word))
+        if MIN_CHARS <= len(word) <= MAX_CHARS:
+            for key in _keys(word):
+                by.setdefault(key, []).append((-int(freq), word))
     yield from _HEADER
     for key in sorted(by):
         yield f"{key}\t{' '.join(w for _, w in sorted(by[key]))}"

@@ -7,6 +7,7 @@ from importlib import resources
 
 import jieba
 
+from services.common.analysis import words
 from services.common.analysis.pinyin_keys import fuzzy_key, initials_of, pinyin_of
 from services.common.analysis.regional import regional_variants
 from services.search.confusion_sets import candidates, sounds_alike
@@ -64,3 +65,14 @@ def test_the_initials_table_is_what_its_maker_writes_from_jiebas_dictionary() ->
     dictionary = resources.files(jieba).joinpath("dict.txt").read_text(encoding="utf-8").splitlines()
     table = resources.files("services.search").joinpath(TABLE).read_text(encoding="utf-8").splitlines()
     assert list(table_lines(dictionary)) == table
+
+
+def test_the_operators_user_words_are_found_by_their_initials_too() -> None:
+    assert words_with_initials("sjtsb", 10) == []  # not in jieba's dictionary
+    words.set_user_words([("数据透视表", None), ("防火墙", None)])
+    try:
+        assert words_with_initials("sjtsb", 10) == ["数据透视表"]
+        assert words_with_initials("fhq", 3) == ["防火墙", "孵化期", "凤凰琴"]  # a dictionary word: once
+    finally:
+        words.set_user_words([])
+    assert words_with_initials("sjtsb", 10) == []
