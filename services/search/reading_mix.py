@@ -30,11 +30,12 @@ def _forms(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((word, convert("s2t", word), convert("s2twp", word))))
 
 
-def readings_held(hit: SearchHit, words: Sequence[str]) -> list[int]:
-    """The indexes of the ``words`` a hit's title, headings or text holds, in any of
-    their forms. The words are converted, not the page: folding a hundred pages of
-    traditional text (2,300 characters each) takes some 120 ms, ten searches' worth."""
-    text = f"{hit.title}\n{hit.headings}\n{hit.body}"
+def readings_held(hit: SearchHit, words: Sequence[str], title_only: bool = False) -> list[int]:
+    """The indexes of the ``words`` a hit's title, headings or text (or its title
+    alone) holds, in any of their forms. The words are converted, not the page: folding
+    a hundred pages of traditional text (2,300 characters each) takes some 120 ms, ten
+    searches' worth."""
+    text = hit.title if title_only else f"{hit.title}\n{hit.headings}\n{hit.body}"
     return [i for i, w in enumerate(words) if any(form in text for form in _forms(w))]
 
 
@@ -60,12 +61,19 @@ def places(pages: Sequence[int], available: Sequence[int], size: int) -> list[in
 def mix_readings(hits: Sequence[SearchHit], words: Sequence[str], pages: Sequence[int], size: int) -> list[SearchHit]:
     """``hits`` reordered so that the first ``size`` share their places among the
     readings ``words`` (each held by ``pages`` pages, most first): round by round, each
-    reading's next best hit in the readings' order; then every other hit in rank order."""
+    reading's next best hit in the readings' order; then every other hit in rank order.
+
+    A reading's best hits are those with it in their title, then the others, each in
+    rank order: the OR of the readings ranks first the pages holding several of them,
+    and a page about 旋转 that says 选择 once is not 选择's best page."""
     head = list(hits[:MIX_HEAD])
-    by_reading: list[list[int]] = [[] for _ in words]
+    in_title: list[list[int]] = [[] for _ in words]
+    in_text: list[list[int]] = [[] for _ in words]
     for at, hit in enumerate(head):
+        titled = set(readings_held(hit, words, title_only=True))
         for i in readings_held(hit, words):
-            by_reading[i].append(at)
+            (in_title if i in titled else in_text)[i].append(at)
+    by_reading = [a + b for a, b in zip(in_title, in_text, strict=True)]
     quota = places(pages, [len(b) for b in by_reading], size)
     chosen: list[int] = []
     taken: set[int] = set()

@@ -28,7 +28,14 @@ def test_each_reading_gets_a_place_on_the_first_page_however_low_it_ranks() -> N
     assert rest == [h.url for h in hits if h.url in set(rest)]
 
 
-def test_a_reading_on_a_traditional_page_is_found_folded() -> None:
+def test_a_readings_best_page_is_one_with_it_in_its_title() -> None:
+    # The OR ranks first a page holding both readings; 选择's own page is titled so.
+    hits = [_hit("/rotate", "旋转：选择对象后旋转。", title="旋转"), _hit("/select", "如何选择。", title="选择对象")]
+    mixed = mix_readings(hits, ["选择", "旋转"], [10, 5], size=2)
+    assert [h.url for h in mixed] == ["/select", "/rotate"]
+
+
+def test_a_reading_on_a_traditional_page_is_found_in_its_forms() -> None:
     assert readings_held(_hit("/a", "軟體下載", title="說明"), ["软件", "下载", "说明", "经济"]) == [0, 1, 2]
 
 
