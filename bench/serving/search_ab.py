@@ -9,9 +9,12 @@ is doing; each query's wall time inside the child is the whole search path of
 
 Queries: the million-page benchmark's draw (``bench.scale.scale_queries``: words,
 questions, titles, quotes), each also typed with one wrong character (a same-pinyin
-homophone, as ``tansuo eval --generate`` makes them) for a second mix.
+homophone, as ``tansuo eval --generate`` makes them) for a second mix, and the first
+word of two to four characters of each typed in its pinyin initials (xz for 选择) for
+a third.
 
     .venv/bin/python -m bench.serving.search_ab --data DIR [--base REV] [--queries 1000]
+        [--mixes queries,typos,initials]
 """
 
 from __future__ import annotations
@@ -74,10 +77,14 @@ def _percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
 
 
-def draw(n: int) -> tuple[list[str], list[str]]:
-    """(the million-page benchmark's queries, each with one wrong character)."""
+def draw(n: int) -> dict[str, list[str]]:
+    """The million-page benchmark's queries, each with one wrong character, and the
+    initials of the first word of 2-4 Han characters of each, by mix."""
     from bench.scale.scale_queries import draw as draw_scale
     from bench.sites.scale_corpus import load_corpus
+    from services.common.analysis import segment
+    from services.common.analysis.han import HAN_RUN
+    from services.common.analysis.pinyin_keys import initials_of
     from services.evaluation.corpus import CorpusDoc
     from services.evaluation.generate_forgiving import Homophones, char_counts, with_one_typo
 
@@ -86,7 +93,9 @@ def draw(n: int) -> tuple[list[str], list[str]]:
     counts = char_counts([CorpusDoc("", "", " ".join(plain), "", (), (), 1.0)])
     homophones, rng = Homophones(counts), random.Random(36)
     typos = [t for q in plain if (t := with_one_typo(q, homophones, rng)) is not None]
-    return plain, typos
+    words = [next((w for w in segment(q) if 2 <= len(w) <= 4 and HAN_RUN.fullmatch(w)), "") for q in plain]
+    initials = [initials_of(w) for w in words if w and len(initials_of(w)) == len(w)]
+    return {"queries": plain, "typos": typos, "initials": initials}
 
 
 def measure(base: Path, data: Path, queries: list[str], passes: int = 2) -> dict[str, list[float]]:
@@ -111,12 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", default="HEAD~1")
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--mixes", default="queries,typos,initials", help="which query mixes to run, comma-separated")
     args = parser.parse_args(argv)
-    plain, typos = draw(args.queries)
+    mixes = draw(args.queries)
+    unknown = set(args.mixes.split(",")) - set(mixes)
+    if unknown:
+        parser.error(f"--mixes: no mix {', '.join(sorted(unknown))}; there are {', '.join(mixes)}")
     with tempfile.TemporaryDirectory() as tmp:
         base = export(args.base, Path(tmp))
         out = {}
-        for name, queries in (("queries", plain), ("typos", typos)):
+        for name in args.mixes.split(","):
+            queries = mixes[name]
             times = measure(base, args.data, queries, args.passes)
             row = {side: {"p50": statistics.median(t), "p99": _percentile(t, 99), "n": len(t)} for side, t in times.items()}
             row["p99_ratio"] = row["new"]["p99"] / row["base"]["p99"]  # type: ignore[index]

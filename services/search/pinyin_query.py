@@ -6,8 +6,12 @@ cannot be, read as one initial a character; each syllable or initial stands for 
 characters it may be (GB2312's, most used first), and a beam search over the index's
 own bigram document frequencies (how many pages hold each pair of characters: the
 site's language) picks the likeliest run of characters, as a pinyin input method
-does with its language model. The search service asks this only of a query with no
-Chinese whose Latin words few pages hold: ``excel`` or ``linux`` are searched as typed.
+does with its language model. Initials stand for a word: they are read as the words
+of a dictionary (``initials_lexicon``) the pages hold most, several of them searched
+at once (``reading_mix`` shares the first page among them); the characters' beam
+reads only a word the dictionary lacks. The search service asks this only of a query
+with no Chinese whose Latin words few pages hold: ``excel`` or ``linux`` are searched
+as typed.
 """
 
 from __future__ import annotations
@@ -16,18 +20,23 @@ import functools
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import rjieba
 
 from services.search.confusion_sets import inventory_by_sound
+from services.search.initials_lexicon import words_with_initials
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
+PhraseCount = Callable[[tuple[str, ...], bool], int]  # (bigrams, in titles only) -> pages
 
 _LETTERS = re.compile(r"[a-z]+(?: [a-z]+)*")
 BEAM = 8
 MAX_WORD_CHARS = 4  # a reading this short is taken as a word where one is held
-INITIALS_READINGS = 3  # the words searched for a query of initials
+INITIALS_READINGS = 6  # the words searched for a query of initials
+LEXICON_WORDS = 1000  # the dictionary's words asked about for a query of initials, most used first
+_WORD_FIELDS = ("title_tokens", "body_tokens")
 MAX_SYLLABLES = 8
 MAX_INITIALS = 6
 _PER_SOUND = 60  # characters tried for a syllable, most used first
@@ -63,7 +72,7 @@ def _by_initial() -> dict[str, tuple[str, ...]]:
     return {k: tuple(sorted(v, key=lambda c: -rjieba.suggest_freq(c))) for k, v in out.items()}
 
 
-def _by_initials(query: str) -> bool:
+def by_initials(query: str) -> bool:
     """Whether a pinyin query is read as initials (it does not cut into syllables)."""
     letters = query.strip().lower().replace(" ", "")
     syllables = split_syllables(letters)
@@ -87,16 +96,78 @@ def slots(query: str) -> list[tuple[str, ...]] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What a pinyin query is read as: ``query`` is what is searched (one reading, or
+    several OR'ed); ``words`` and ``pages``, for a query of initials, are the words
+    OR'ed and how many pages hold each, most first."""
+
+    query: str
+    words: tuple[str, ...] = ()
+    pages: tuple[int, ...] = ()
+
+
 class PinyinReader:
-    def __init__(self, term_stats: TermStats) -> None:
+    def __init__(self, term_stats: TermStats, phrase_count: PhraseCount) -> None:
         self._term_stats = term_stats
+        self._phrase_count = phrase_count
 
     def read(self, query: str) -> str | None:
         """The Chinese a pinyin query likeliest spells, by the index's bigrams; None
         when it is not pinyin or no page holds its pairs of characters."""
+        reading = self.reading(query)
+        return reading.query if reading else None
+
+    def reading(self, query: str) -> Reading | None:
+        """``read``, with the words a query of initials is read as."""
         choices = slots(query)
         if choices is None:
             return None
+        if by_initials(query):
+            # Initials stand for many words alike (jj: 经济, 解决, 积极): the words the
+            # pages hold most among the dictionary's are all searched, as an input
+            # method lists its first candidates; the characters' beam is for a word
+            # the dictionary lacks.
+            held = self._held(words_with_initials(query.strip().lower(), LEXICON_WORDS))
+            if not held:
+                beam = self._beam(choices)
+                if len(choices) > MAX_WORD_CHARS:
+                    # A long compound the dictionary lacks (sjtsb: 数据透视表), taken only
+                    # when a page holds it: the runs an English word or a name spells
+                    # (hello: 皇恩来了欧, odff: 藕的方法) have common pairs, not pages.
+                    return Reading(beam[0][1]) if beam and self._held_run(beam[0][1]) else None
+                held = self._held([text for _, text in beam])
+                if not held:
+                    return None  # initials stand for a word: ppt is not 匹配套
+            words, pages = zip(*held[:INITIALS_READINGS], strict=True)
+            return Reading(" OR ".join(words), words, pages)
+        beam = self._beam(choices)
+        if not beam:
+            return None
+        if len(choices) <= MAX_WORD_CHARS:
+            # A word is what a short reading should be: the one most pages hold as a
+            # word (经济 for jj, not 九九, whose pair runs across words more often).
+            held = self._held([text for _, text in beam])
+            if held:
+                return Reading(held[0][0])
+        return Reading(beam[0][1])
+
+    def _held(self, words: Sequence[str]) -> list[tuple[str, int]]:
+        """The ``words`` some page holds as a word, with how many pages do (in title or
+        body, the more of the two), most first; ties in the given order."""
+        if not words:
+            return []
+        _, dfs = self._term_stats([(f, w) for w in words for f in _WORD_FIELDS])
+        held = [(w, max(dfs[2 * i], dfs[2 * i + 1])) for i, w in enumerate(words)]
+        return sorted((pair for pair in held if pair[1] > 0), key=lambda pair: -pair[1])
+
+    def _held_run(self, text: str) -> bool:
+        """Whether some page holds ``text``, its bigrams in a row, in title or body."""
+        return self._phrase_count(tuple(text[i : i + 2] for i in range(len(text) - 1)), False) > 0
+
+    def _beam(self, choices: list[tuple[str, ...]]) -> list[tuple[float, str]]:
+        """The likeliest runs of characters, one from each of ``choices``, by the
+        index's bigram document frequencies; only runs some pair of which a page holds."""
         beam: list[tuple[float, str]] = [(0.0, c) for c in choices[0]]
         for position, chars in enumerate(choices[1:], start=1):
             pairs = list(dict.fromkeys(text[-1] + c for _, text in beam for c in chars))
@@ -108,21 +179,7 @@ class PinyinReader:
                 for c in chars
             ]
             grown.sort(key=lambda pair: -pair[0])
-            # A short reading's last step keeps more, for the choice of the word below.
+            # A short reading's last step keeps more, for the choice of the word.
             last = position == len(choices) - 1 and len(choices) <= MAX_WORD_CHARS
             beam = grown[: 4 * BEAM if last else BEAM]
-        beam = [(score, text) for score, text in beam if score > 0]  # some pair of it on a page
-        if not beam:
-            return None
-        if len(choices) <= MAX_WORD_CHARS:
-            # A word is what a short reading should be: the one most pages hold as a
-            # word (经济 for jj, not 九九, whose pair runs across words more often).
-            # Initials stand for many words alike (jj: 经济, 解决, 积极): the few most
-            # held are all searched, as an input method lists its first candidates.
-            fields = ("title_tokens", "body_tokens")
-            _, dfs = self._term_stats([(f, text) for _, text in beam for f in fields])
-            held = sorted(((max(dfs[2 * i], dfs[2 * i + 1]), -i) for i in range(len(beam))), reverse=True)
-            words = [beam[-at][1] for pages, at in held if pages > 0]
-            if words:
-                return " OR ".join(words[: INITIALS_READINGS if _by_initials(query) else 1])
-        return beam[0][1]
+        return [(score, text) for score, text in beam if score > 0]  # some pair of it on a page

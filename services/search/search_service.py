@@ -37,6 +37,7 @@ from services.search.query_syntax import (
     clean_site,
     parse,
 )
+from services.search.reading_mix import MIX_HEAD, mix_readings
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
 from services.search.snippets import snippet_at, title_html
@@ -98,7 +99,7 @@ class SearchService:
         self._term_stats = term_stats
         self._planner = QueryPlanner(cfg, term_stats)
         self._corrector = SpellingCorrector(term_stats, self._phrase_count)
-        self._pinyin = PinyinReader(term_stats)
+        self._pinyin = PinyinReader(term_stats, self._phrase_count)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
     def validate(self, q: str, page: int | str, size: int | str, site: str) -> tuple[str, int, int, str]:
@@ -215,7 +216,7 @@ class SearchService:
             # and trying each character's candidates is the costliest part of a correction.
             thorough = exact < self._cfg.search_typo_few or plan.unknown
             rare = int(self._cfg.search_typo_rare_share * self._term_stats([])[0]) if _one_short_run(q) else 0
-            corrected = self._corrected(q, site, window, exact, thorough, rare, sort)
+            corrected = self._corrected(q, site, window, exact, thorough, rare, sort, size_n)
             if corrected is not None:
                 did_you_mean, instead = corrected
                 if instead is not None:
@@ -264,23 +265,32 @@ class SearchService:
         return self._index.search(SearchQuery(tree=tree, offset=0, limit=1)).total
 
     def _corrected(
-        self, q: str, site: str, window: int, exact: int, thorough: bool, rare: int, sort: str
+        self, q: str, site: str, window: int, exact: int, thorough: bool, rare: int, sort: str, size: int
     ) -> tuple[dict[str, Any], tuple[ParsedQuery, tuple[Plan, SearchHits, int]] | None] | None:
         """(the ``did_you_mean`` of the answer, the corrected query's search when its
         results are to be shown instead), or None when nothing is corrected.
 
         The corrected query's results are shown when its exact plan finds pages and
         the query as typed none, or at least ``search_typo_few`` and twice as many
-        (Google's "Showing results for"); else it is only offered."""
-        spelled = self._pinyin.read(q) if self._pinyin_like(q) else None
-        correction = Correction(spelled, ((q, spelled),)) if spelled else self._corrector.correct(q, thorough, rare)
+        (Google's "Showing results for"); else it is only offered. A query of
+        initials read as several words (jj: 经济 OR 解决 OR …) shares its first page
+        among them (``reading_mix``)."""
+        reading = self._pinyin.reading(q) if self._pinyin_like(q) else None
+        if reading is not None:
+            correction: Correction | None = Correction(reading.query, ((q, reading.query),))
+        else:
+            correction = self._corrector.correct(q, thorough, rare)
         if correction is None:
             return None
         try:
             parsed = self.parse(correction.query, site)
         except BadQuery:
             return None
-        found = self._find(parsed, window, sort)
+        mixed = reading is not None and len(reading.words) > 1 and sort != "date"
+        found = self._find(parsed, max(window, MIX_HEAD) if mixed else window, sort)
+        if mixed and reading is not None:
+            plan, hits, count = found
+            found = plan, SearchHits(hits.total, mix_readings(hits.hits, reading.words, reading.pages, size)), count
         better = found[2] > 0 and (exact == 0 or found[2] >= max(self._cfg.search_typo_few, 2 * exact))
         return {"query": correction.query, "shown": better}, ((parsed, found) if better else None)
 

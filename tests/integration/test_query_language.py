@@ -258,6 +258,24 @@ def test_a_mistyped_query_shows_what_its_correction_finds_unless_asked_as_typed(
     assert service.search("防火墙配置")["did_you_mean"] is None
 
 
+def test_a_query_of_initials_searches_the_words_pages_hold_most_each_with_a_place_on_the_first_page(
+    service: SearchService,
+) -> None:
+    out = service.search("xz", size=5)
+    # The five words of initials xz the pages hold most, 选择 (3 pages) first: all searched.
+    readings = ["选择", "下载", "寻找", "选中", "卸载"]
+    assert out["did_you_mean"] == {"query": " OR ".join(readings), "shown": True}
+    # Ranked by score alone, pages holding two of them would come first; each reading
+    # has its best page on the first page, in the readings' order.
+    pages = [fold(r["title"]) + _body(service, r["url"]) for r in out["results"]]
+    assert len(pages) == 5 and all(w in page for w, page in zip(readings, pages, strict=True)), pages
+    assert service.search("xz", size=5, page=2)["results"][0]["url"] not in {r["url"] for r in out["results"]}
+
+
+def _body(service: SearchService, url: str) -> str:
+    return fold(service._index.get(url).body)  # type: ignore[union-attr]  # a result's page is in the index
+
+
 def test_a_query_in_pinyin_finds_the_words_it_spells_but_a_latin_word_pages_hold_is_searched_as_typed(
     service: SearchService,
 ) -> None:

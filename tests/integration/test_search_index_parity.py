@@ -98,6 +98,9 @@ QUERIES = [
     ("excel 排序", ""),
     ('"分区本文介绍"', ""),
     ('"镜像安装"', ""),
+    # initials: several words searched, the first page shared among them
+    ("xz", ""),
+    ("az", ""),
 ]
 TOP = 5
 

@@ -1,11 +1,17 @@
 """The pieces of forgiving search that need no index: regional names, pinyin keys,
-confusion sets, pinyin syllables."""
+confusion sets, pinyin syllables, the words of pinyin initials."""
 
 from __future__ import annotations
 
+from importlib import resources
+
+import jieba
+
+from services.common.analysis import words
 from services.common.analysis.pinyin_keys import fuzzy_key, initials_of, pinyin_of
 from services.common.analysis.regional import regional_variants
 from services.search.confusion_sets import candidates, sounds_alike
+from services.search.initials_lexicon import TABLE, table_lines, words_with_initials
 from services.search.pinyin_query import slots, split_syllables
 
 
@@ -43,3 +49,30 @@ def test_pinyin_is_cut_into_the_fewest_syllables_or_read_as_initials() -> None:
     by_initials = slots("sjtsb")
     assert by_initials is not None and len(by_initials) == 5 and "数" in by_initials[0]
     assert slots("数据") is None and slots("x") is None
+
+
+def test_the_dictionarys_words_are_found_by_their_initials_most_used_first() -> None:
+    xz = words_with_initials("xz", 1000)
+    assert xz.index("现在") < xz.index("选择") < xz.index("小镇") and all(len(w) == 2 for w in xz)
+    assert words_with_initials("XZ", 3) == xz[:3]
+    # 银行 is typed yh (行 read háng in it), and yx by a character's commonest reading.
+    assert "银行" in words_with_initials("yh", 10) and "银行" in words_with_initials("yx", 1000)
+    assert words_with_initials("qwxz", 10) == [] and words_with_initials("x", 10) == []
+
+
+def test_the_initials_table_is_what_its_maker_writes_from_jiebas_dictionary() -> None:
+    # A new jieba or pypinyin that reads a word otherwise fails here: remake the table.
+    dictionary = resources.files(jieba).joinpath("dict.txt").read_text(encoding="utf-8").splitlines()
+    table = resources.files("services.search").joinpath(TABLE).read_text(encoding="utf-8").splitlines()
+    assert list(table_lines(dictionary)) == table
+
+
+def test_the_operators_user_words_are_found_by_their_initials_too() -> None:
+    assert words_with_initials("sjtsb", 10) == []  # not in jieba's dictionary
+    words.set_user_words([("数据透视表", None), ("防火墙", None)])
+    try:
+        assert words_with_initials("sjtsb", 10) == ["数据透视表"]
+        assert words_with_initials("fhq", 3) == ["防火墙", "孵化期", "凤凰琴"]  # a dictionary word: once
+    finally:
+        words.set_user_words([])
+    assert words_with_initials("sjtsb", 10) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.common.analysis import fold, segment
-from services.search.pinyin_query import PinyinReader
+from services.search.pinyin_query import PhraseCount, PinyinReader, TermStats
 from services.search.spelling import SpellingCorrector
 
 PAGES = [
@@ -27,19 +27,35 @@ def _grams(text: str) -> list[str]:
     return [t[i : i + 2] for i in range(len(t) - 1)]
 
 
-def term_stats(terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+def _term_stats(pages: Sequence[tuple[str, str]]) -> TermStats:
+    """The document frequencies of fields' terms over ``pages`` (title, body), as an index gives them."""
+
     def holds(title: str, body: str, field: str, value: str) -> bool:
         text = title if field.startswith("title") else body
         if field.endswith("_grams"):
             return value in _grams(text)
         return value in segment(text)
 
-    return len(PAGES), [sum(holds(t, b, f, v) for t, b in PAGES) for f, v in terms]
+    def stats(terms: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        return len(pages), [sum(holds(t, b, f, v) for t, b in pages) for f, v in terms]
+
+    return stats
 
 
-def phrase_count(grams: tuple[str, ...], titles_only: bool) -> int:
-    run = grams[0] + "".join(g[1] for g in grams[1:])
-    return sum(run in fold(t) or (not titles_only and run in fold(b)) for t, b in PAGES)
+term_stats = _term_stats(PAGES)
+
+
+def _phrase_count(pages: Sequence[tuple[str, str]]) -> PhraseCount:
+    """How many of ``pages`` hold a run of bigrams in a row, as an index counts them."""
+
+    def count(grams: tuple[str, ...], titles_only: bool) -> int:
+        run = grams[0] + "".join(g[1] for g in grams[1:])
+        return sum(run in fold(t) or (not titles_only and run in fold(b)) for t, b in pages)
+
+    return count
+
+
+phrase_count = _phrase_count(PAGES)
 
 
 def test_a_pinyin_typo_is_corrected_to_what_the_pages_say() -> None:
@@ -67,10 +83,40 @@ def test_a_latin_word_no_page_holds_becomes_the_commonest_one_edit_away() -> Non
 
 
 def test_pinyin_is_read_as_the_characters_the_pages_hold() -> None:
-    reader = PinyinReader(term_stats)
+    reader = PinyinReader(term_stats, phrase_count)
     assert reader.read("shujutoushibiao") == "数据透视表"
     assert reader.read("zidong shaixuan") == "自动筛选"
     assert reader.read("qwxz") is None  # no reading any page holds a pair of
+
+
+def test_initials_are_read_as_the_words_the_pages_hold_most() -> None:
+    # 选择's 择 is not among the 150 characters of z most used as words alone, where the
+    # characters' beam looked for it: the dictionary's words of initials xz find it.
+    pages = [
+        ("选择", "选择一个形状。"),
+        ("选择对象", "选择。"),
+        ("形状", "形状。"),
+        ("现在", "现在选择。"),
+        ("小镇", "无关。"),
+    ]
+    reading = PinyinReader(_term_stats(pages), _phrase_count(pages)).reading("xz")
+    assert reading is not None and reading.words == ("选择", "形状", "现在", "小镇")  # 小镇: held by a title
+    assert reading.pages == (3, 2, 1, 1) and reading.query == "选择 OR 形状 OR 现在 OR 小镇"
+    # A word the dictionary lacks is still read by the characters' pairs (one reading).
+    assert PinyinReader(term_stats, phrase_count).read("sjtsb") == "数据透视表"
+
+
+def test_initials_that_spell_no_word_the_pages_hold_are_not_read() -> None:
+    # English words and names (ODFF, hello) were read as runs of characters some pair
+    # of which a page holds (藕的方法, 皇恩来了欧): a short query must be a word, a long
+    # one a run some page holds.
+    pages = [("方法", "这是我的方法啊。")]
+    reader = PinyinReader(_term_stats(pages), _phrase_count(pages))
+    assert reader.read("dff") is None  # 的方法: on a page, but no word
+    assert reader.read("wdffa") == "我的方法啊"
+    assert reader.read("odffa") is None  # no page holds 欧的, 偶的 …
+    pairs = [("方法", "我的。的方。方法。法啊。")]  # each pair of 我的方法啊, not the run
+    assert PinyinReader(_term_stats(pairs), _phrase_count(pairs)).read("wdffa") is None
 
 
 def test_the_query_language_is_not_corrected() -> None:

@@ -56,6 +56,7 @@ _initialised = False
 # segmenters with the operator's user words added (``set_user_words``). Replaced whole,
 # never changed in place, so a cut running meanwhile finishes with the one it started.
 _segmenter: Any = rjieba
+_user_words: tuple[str, ...] = ()
 _listeners: list[Callable[[], None]] = []
 
 
@@ -63,17 +64,24 @@ def set_user_words(words: Sequence[tuple[str, int | None]]) -> None:
     """Keep these folded Han words whole from now on (``(word, frequency)``, None: just
     frequent enough to win), in place of the ones set before; () for none. Building
     the segmenter takes a third of a second, so callers do it off the request path."""
-    global _segmenter
+    global _segmenter, _user_words
     segmenter: Any = rjieba
     if words:
         segmenter = rjieba.Jieba()
         for word, freq in words:
             segmenter.add_word(word, freq, None)
     _segmenter = segmenter
+    _user_words = tuple(word for word, _ in words)
     han_subwords.cache_clear()
     word_subwords.cache_clear()
     for listener in list(_listeners):
         listener()
+
+
+def user_words() -> tuple[str, ...]:
+    """The operator's user words in use (``set_user_words``), for what reads words
+    otherwise than by cutting text (a query of pinyin initials)."""
+    return _user_words
 
 
 def on_user_words_changed(listener: Callable[[], None]) -> None:
