@@ -35,6 +35,7 @@ _HEADER = (
     "# Words of jieba 0.42's dictionary (dict.txt, MIT License, https://github.com/fxsjy/jieba) of 2 to 6",
     "# characters, keyed by their pinyin initials, most frequent first: key<TAB>word word ...",
     "# Made by `python -m services.search.initials_lexicon`; do not edit by hand.",
+    "# jieba's dictionary: Copyright (c) 2013 Sun Junyi, under the MIT License (LICENSE.jieba.txt beside this file).",
 )
 
 
