@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Collection
 from urllib.parse import urlsplit
 
+from services.extractor.compound_file import SUMMARY_INFORMATION, CompoundFile, UnexpectedLayout, summary_title
 from services.extractor.extracted_text import DocumentSkipped
+from services.extractor.ole_text import decode_title
 
 # Format names, as the index's ``filetype`` field and the ``filetype:`` operator hold them.
 FORMATS = ("pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "doc", "xls", "ppt",
@@ -161,6 +164,34 @@ def _zip_format(data: bytes) -> str:
 
 
 def _ole_format(data: bytes) -> tuple[str, str]:
+    """The format from the root's streams, and a spreadsheet's title: read by
+    ``CompoundFile`` when the file is laid out as expected, else by olefile."""
+    try:
+        return _ole_format_of(CompoundFile(data))
+    except UnexpectedLayout:
+        return _ole_format_by_olefile(data)
+
+
+def _format_of_streams(streams: Collection[str]) -> str:
+    if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
+        raise NotADocument("encrypted")
+    if "workbook" in streams or "book" in streams:
+        return "xls"
+    if "worddocument" in streams:
+        return "doc"
+    if "powerpoint document" in streams:
+        return "ppt"
+    raise NotADocument("unknown_format")
+
+
+def _ole_format_of(ole: CompoundFile) -> tuple[str, str]:
+    fmt = _format_of_streams(ole.streams)
+    if fmt != "xls" or SUMMARY_INFORMATION not in ole.streams:
+        return fmt, ""
+    return fmt, decode_title(*summary_title(ole.read(SUMMARY_INFORMATION)))
+
+
+def _ole_format_by_olefile(data: bytes) -> tuple[str, str]:
     import olefile
 
     from services.extractor.ole_text import ole_title
@@ -171,14 +202,7 @@ def _ole_format(data: bytes) -> tuple[str, str]:
         raise NotADocument("malformed") from None
     try:
         streams = {"/".join(s).lower() for s in ole.listdir()}
-        if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
-            raise NotADocument("encrypted")
-        if "workbook" in streams or "book" in streams:
-            return "xls", ole_title(ole)
+        fmt = _format_of_streams(streams)
+        return fmt, ole_title(ole) if fmt == "xls" else ""
     finally:
         ole.close()
-    if "worddocument" in streams:
-        return "doc", ""
-    if "powerpoint document" in streams:
-        return "ppt", ""
-    raise NotADocument("unknown_format")
