@@ -38,7 +38,7 @@ def extract_document(
     if not found.headings:
         line = first_line(found.body)
         found.headings = [line] if line else []
-    if not found.body.strip():
+    if not found.body or found.body.isspace():  # (strip would copy the body)
         raise DocumentSkipped("no_text", "the document holds no text (a scan? see TANSUO_DOCUMENTS_OCR)")
     return found
 
@@ -46,23 +46,27 @@ def extract_document(
 def _read(
     fmt: str, data: bytes, content_type: str, limits: DocumentLimits, ocr: PageOcr | None, ole_title: str
 ) -> ExtractedText:
-    readers: dict[str, Callable[[], ExtractedText]] = {
-        "pdf": lambda: read_pdf(data, limits, ocr),
-        "docx": lambda: xml_text.read_docx(data, limits),
-        "pptx": lambda: xml_text.read_pptx(data, limits),
-        "odt": lambda: xml_text.read_odf(data, limits, "odt"),
-        "odp": lambda: xml_text.read_odf(data, limits, "odp"),
-        "xlsx": lambda: read_sheets(data, limits, "xlsx", "docProps/core.xml"),
-        "ods": lambda: read_sheets(data, limits, "ods", "meta.xml"),
-        "xls": lambda: read_sheets(data, limits, "xls", title=ole_title),
-        "et": lambda: read_sheets(data, limits, "et", title=ole_title),
-        "doc": lambda: ole_text.read_word(data, limits, "doc"),
-        "wps": lambda: ole_text.read_word(data, limits, "wps"),
-        "ppt": lambda: ole_text.read_powerpoint(data, limits, "ppt"),
-        "dps": lambda: ole_text.read_powerpoint(data, limits, "dps"),
-        "rtf": lambda: plain_text.read_rtf(data, limits),
-        "txt": lambda: plain_text.read_text(data, limits, content_type, "txt"),
-        "csv": lambda: plain_text.read_text(data, limits, content_type, "csv"),
-    }
-    return readers[fmt]()
+    return _READERS[fmt](data, content_type, limits, ocr, ole_title)
 
+
+# format -> reader(data, content_type, limits, ocr, the OLE title identification read),
+# built once: a table of closures made per document cost more than a small sheet's row.
+_Reader = Callable[[bytes, str, DocumentLimits, "PageOcr | None", str], ExtractedText]
+_READERS: dict[str, _Reader] = {
+    "pdf": lambda data, ct, limits, ocr, title: read_pdf(data, limits, ocr),
+    "docx": lambda data, ct, limits, ocr, title: xml_text.read_docx(data, limits),
+    "pptx": lambda data, ct, limits, ocr, title: xml_text.read_pptx(data, limits),
+    "odt": lambda data, ct, limits, ocr, title: xml_text.read_odf(data, limits, "odt"),
+    "odp": lambda data, ct, limits, ocr, title: xml_text.read_odf(data, limits, "odp"),
+    "xlsx": lambda data, ct, limits, ocr, title: read_sheets(data, limits, "xlsx", "docProps/core.xml"),
+    "ods": lambda data, ct, limits, ocr, title: read_sheets(data, limits, "ods", "meta.xml"),
+    "xls": lambda data, ct, limits, ocr, title: read_sheets(data, limits, "xls", title=title),
+    "et": lambda data, ct, limits, ocr, title: read_sheets(data, limits, "et", title=title),
+    "doc": lambda data, ct, limits, ocr, title: ole_text.read_word(data, limits, "doc"),
+    "wps": lambda data, ct, limits, ocr, title: ole_text.read_word(data, limits, "wps"),
+    "ppt": lambda data, ct, limits, ocr, title: ole_text.read_powerpoint(data, limits, "ppt"),
+    "dps": lambda data, ct, limits, ocr, title: ole_text.read_powerpoint(data, limits, "dps"),
+    "rtf": lambda data, ct, limits, ocr, title: plain_text.read_rtf(data, limits),
+    "txt": lambda data, ct, limits, ocr, title: plain_text.read_text(data, limits, ct, "txt"),
+    "csv": lambda data, ct, limits, ocr, title: plain_text.read_text(data, limits, ct, "csv"),
+}
