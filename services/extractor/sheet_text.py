@@ -16,14 +16,17 @@ import python_calamine
 
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText, TextSink
 from services.extractor.xml_text import core_title
-from services.extractor.zip_parts import Package
+from services.extractor.zip_parts import Package, ZipIndex
 
 
-def read_sheets(data: bytes, limits: DocumentLimits, fmt: str, title_part: str = "", title: str = "") -> ExtractedText:
+def read_sheets(
+    data: bytes, limits: DocumentLimits, fmt: str, title_part: str = "", title: str = "",
+    zip_index: ZipIndex | None = None,
+) -> ExtractedText:  # fmt: skip
     """``title_part``: the package part holding the metadata title (xlsx, ods); an OLE
-    file's (xls, et) comes as ``title``."""
+    file's (xls, et) comes as ``title``; ``zip_index``: the package's ZIP directory, when read."""
     if data[:2] == b"PK":
-        package = Package(data, limits.max_unzipped_bytes)
+        package = Package(data, limits.max_unzipped_bytes, zip_index)
         package.check_all()  # calamine inflates the parts itself
         if title_part:
             title = core_title(package, title_part)
