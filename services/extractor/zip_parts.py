@@ -77,7 +77,12 @@ class ZipIndex:
         """A part's bytes, inflated in one call, when it is plainly stored or deflated,
         declares at most ``max_size`` bytes and checks out (headers agree, size and CRC);
         None sends the caller to zipfile."""
-        if entry.offset < 0 or entry.file_size > max_size or entry.flags & _ENCRYPTED_OR_PATCHED or entry.method not in (_STORED, _DEFLATED):
+        if (
+            entry.offset < 0
+            or entry.file_size > max_size
+            or entry.flags & _ENCRYPTED_OR_PATCHED
+            or entry.method not in (_STORED, _DEFLATED)
+        ):
             return None
         data = self._data
         try:
@@ -121,7 +126,9 @@ def _plain_directory(data: bytes) -> list[_Entry] | None:
     unpack = _CENTRAL.unpack_from
     try:
         for _ in range(count):
-            sig, flags, method, crc, compress_size, file_size, name_len, extra_len, comment_len, offset = unpack(data, pos)
+            sig, flags, method, crc, compress_size, file_size, name_len, extra_len, comment_len, offset = unpack(
+                data, pos
+            )
             start = pos + _CENTRAL.size
             raw_name = data[start : start + name_len]
             if (sig != b"PK\x01\x02" or 0xFFFFFFFF in (compress_size, file_size, offset) or len(raw_name) != name_len
