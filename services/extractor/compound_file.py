@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
+from codecs import utf_16_le_decode
 
 MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _END_OF_CHAIN = 0xFFFFFFFE
@@ -29,6 +30,9 @@ _MIN_SIZE = 1536
 _VT_I2, _VT_BSTR, _VT_LPSTR = 2, 8, 30
 _PID_CODEPAGE, _PID_TITLE = 1, 2
 SUMMARY_INFORMATION = "\x05summaryinformation"
+# A directory entry from its name's length (offset 64): length, type, left and right
+# siblings, then (past child, CLSID, state and times) start sector and size.
+_ENTRY = struct.Struct("<HBxII40xIII")
 
 
 class UnexpectedLayout(Exception):
@@ -56,7 +60,7 @@ class CompoundFile:
         header_fat = struct.unpack_from(f"<{_HEADER_FAT_SECTORS}I", data, 0x4C)
         fat_at = header_fat[:fat_sectors]
         # olefile takes the header's list up to its first free entry, not the count.
-        if any(s >= _MAX_SECTOR for s in fat_at) or any(s != _FREE for s in header_fat[fat_sectors:]):
+        if max(fat_at, default=0) >= _MAX_SECTOR or header_fat.count(_FREE) != _HEADER_FAT_SECTORS - fat_sectors:
             raise UnexpectedLayout("the header's list of FAT sectors")
         self._fat = _words(b"".join(self._sector(s) for s in fat_at))
         self._first_mini_fat = first_mini_fat
@@ -93,6 +97,7 @@ class CompoundFile:
         """The root's children: a red-black tree through the entries' left and right ids."""
         entries = len(directory) // 128
         pending, seen = [child], set()
+        v3 = self._v3
         while pending:
             index = pending.pop()
             if index == _NO_STREAM:
@@ -101,14 +106,14 @@ class CompoundFile:
                 raise UnexpectedLayout("a directory tree that loops or leaves the directory")
             seen.add(index)
             at = index * 128
-            name_bytes, kind, left, right = struct.unpack_from("<H B x I I", directory, at + 64)
+            name_bytes, kind, left, right, start, low, high = _ENTRY.unpack_from(directory, at + 64)
             if not 2 <= name_bytes <= 64 or name_bytes % 2:
                 raise UnexpectedLayout("an entry's name")
             if kind == _STREAM:
-                name = directory[at : at + name_bytes - 2].decode("utf-16-le", errors="replace").lower()
+                name = utf_16_le_decode(directory[at : at + name_bytes - 2], "replace")[0].lower()
                 if name in self.streams:
                     raise UnexpectedLayout("two streams of one name")
-                self.streams[name] = self._place(directory, index)
+                self.streams[name] = (start, low if v3 else low | high << 32)
             pending += (left, right)
 
     def read(self, name: str) -> bytes:
