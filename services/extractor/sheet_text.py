@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import Any
 
 import python_calamine
 
@@ -37,35 +39,82 @@ def read_sheets(
     sink = TextSink(limits)
     names = list(book.sheet_names)
     for name in names:
-        lines: list[str] = []
-        used = 0
         try:
-            sheet = book.get_sheet_by_name(name)
-            for row in sheet.iter_rows():
-                line = _row_text(row)
-                if line:
-                    lines.append(line)
-                    used += len(line) + 1
-                    if used > limits.max_chars:
-                        break
-        except Exception as exc:
-            if not lines:
-                raise _skipped(exc) from None
-        if not sink.page("\n".join(lines), tidied=True):
+            text, error = _sheet_text(book.get_sheet_by_name(name).iter_rows(), limits.max_chars)
+        except Exception as exc:  # the sheet itself could not be loaded
+            text, error = "", exc
+        if error is not None and not text:
+            raise _skipped(error) from None
+        if not sink.page(text, tidied=True):
             break
     return ExtractedText(fmt, title, [], sink.body(), len(names), sink.cut)
 
 
-def _row_text(row: Sequence[object]) -> str:
-    """A row's cells on one line, tidied as the sink would: empty cells dropped and
-    every run of whitespace (a cell's own line breaks included) one space. Done with
-    joins and a split in C: a Python test per cell cost more than calamine's reading
-    of the sheet (docs/benchmarks.md). A row of text is joined as it is; in one with
-    numbers or dates those cells alone are converted."""
+# Rows taken from calamine at a time: enough for the joins to run in C over many rows,
+# few enough that a sheet of a million rows stops soon after the character cap.
+_ROWS_AT_ONCE = 256
+
+
+def _sheet_text(rows: Iterator[list[Any]], max_chars: int) -> tuple[str, Exception | None]:
+    """A sheet's rows, one line each (``_rows_text``), read until ``max_chars`` have been
+    passed; and the error that stopped the reading early, if one did (what was read
+    before it is kept)."""
+    parts: list[str] = []
+    used = 0
+    error: Exception | None = None
+    while used <= max_chars and error is None:
+        chunk: list[list[Any]] = []
+        try:
+            chunk.extend(islice(rows, _ROWS_AT_ONCE))  # keeps the rows read before an error
+        except Exception as exc:
+            error = exc
+        text = _rows_text(chunk)
+        if text:
+            parts.append(text)
+            used += len(text) + 1
+        if len(chunk) < _ROWS_AT_ONCE:
+            break
+    return "\n".join(parts), error
+
+
+def _rows_text(rows: list[list[Any]]) -> str:
+    """Each row's cells on one line, tidied as the sink would (empty cells dropped,
+    every run of whitespace, a cell's own line breaks included, one space; a number
+    written as typed, 6 and not 6.0), the empty lines left out.
+
+    Done by ``map`` in C: a Python loop over the rows, or a split of every row, cost
+    as much as calamine's reading of a small sheet (docs/benchmarks.md). A row is
+    stripped (empty cells at its ends, the common case, leave spaces there); only when
+    a row holds whitespace other than spaces (or a control character) are the lines
+    split and joined."""
+    joined: list[str] = []
+    left = iter(rows)
+    while True:
+        try:
+            joined.extend(map(" ".join, left))
+            break
+        except TypeError:  # a number or a date: that row (the one after those joined) is converted
+            joined.append(_converted_cells(rows[len(joined)]))
+    if len(joined) != len(rows):  # (list.extend keeps what it took before an error; if it did not)
+        joined = list(map(_joined_cells, rows))
+    lines = list(filter(None, map(str.strip, joined)))
+    if not all(map(str.isprintable, lines)):  # a tab, a line break, an ideographic space...
+        return "\n".join(filter(None, map(" ".join, map(str.split, lines))))
+    text = "\n".join(lines)
+    while "  " in text:  # runs of spaces (empty cells between full ones): halved each time
+        text = text.replace("  ", " ")
+    return text
+
+
+def _joined_cells(row: Sequence[object]) -> str:
     try:
-        return " ".join(" ".join(row).split())  # type: ignore[arg-type]
+        return " ".join(row)  # type: ignore[arg-type]
     except TypeError:
-        return " ".join(" ".join([c if c.__class__ is str else _cell(c) for c in row]).split())
+        return _converted_cells(row)
+
+
+def _converted_cells(row: Sequence[object]) -> str:
+    return " ".join([c if c.__class__ is str else _cell(c) for c in row])
 
 
 def _cell(value: object) -> str:
