@@ -8,6 +8,7 @@ one at a time, so the character cap stops a sheet of a million rows early.
 
 from __future__ import annotations
 
+import datetime
 import io
 import math
 from collections.abc import Iterator, Sequence
@@ -88,15 +89,10 @@ def _rows_text(rows: list[list[Any]]) -> str:
     a row holds whitespace other than spaces (or a control character) are the lines
     split and joined."""
     joined: list[str] = []
-    left = iter(rows)
-    while True:
-        try:
-            joined.extend(map(" ".join, left))
-            break
-        except TypeError:  # a number or a date: that row (the one after those joined) is converted
-            joined.append(_converted_cells(rows[len(joined)]))
-    if len(joined) != len(rows):  # (list.extend keeps what it took before an error; if it did not)
-        joined = list(map(_joined_cells, rows))
+    try:
+        joined.extend(map(" ".join, rows))
+    except TypeError:  # numbers or dates among the cells, first in the row after those joined
+        joined = _joined_by_columns(rows, len(joined))
     lines = list(filter(None, map(str.strip, joined)))
     if not all(map(str.isprintable, lines)):  # a tab, a line break, an ideographic space...
         return "\n".join(filter(None, map(" ".join, map(str.split, lines))))
@@ -106,11 +102,34 @@ def _rows_text(rows: list[list[Any]]) -> str:
     return text
 
 
-def _joined_cells(row: Sequence[object]) -> str:
+# Cell types whose str() is the cell's text (a float is written as typed, 6 not 6.0).
+_STR_AS_TEXT = frozenset({str, int, bool, datetime.datetime, datetime.date, datetime.time, datetime.timedelta})
+
+
+def _joined_by_columns(rows: list[list[Any]], first: int) -> list[str]:
+    """Rows with numbers or dates among their cells, joined: converted a column at a
+    time, as lists have numbers in whole columns (an exception and a Python call per
+    row cost four times calamine's reading of such a row). The columns converted are
+    those with a number in row ``first``, then, if the join still meets one, all."""
+    if first >= len(rows) or len(set(map(len, rows))) != 1:  # (calamine's rows are of one width)
+        return [_converted_cells(row) for row in rows]
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+    suspects = [i for i, cell in enumerate(rows[first]) if cell.__class__ is not str]
+    for i in suspects:
+        columns[i] = _column_text(columns[i])
     try:
-        return " ".join(row)  # type: ignore[arg-type]
+        return list(map(" ".join, zip(*columns, strict=True)))
     except TypeError:
-        return _converted_cells(row)
+        return list(map(" ".join, zip(*map(_column_text, columns), strict=True)))
+
+
+def _column_text(column: Sequence[Any]) -> Sequence[str]:
+    kinds = set(map(type, column))
+    if kinds == {str}:
+        return column
+    if kinds <= _STR_AS_TEXT:
+        return list(map(str, column))
+    return [c if c.__class__ is str else _cell(c) for c in column]
 
 
 def _converted_cells(row: Sequence[object]) -> str:

@@ -75,3 +75,13 @@ def test_the_rows_before_an_error_are_kept_with_the_error() -> None:
 
     text, error = _sheet_text(failing(), 10**9)
     assert text == "甲 1\n乙" and isinstance(error, ValueError)
+
+
+def test_a_list_with_numbers_in_whole_columns_gives_what_the_rule_gives() -> None:
+    rows: list[list[Any]] = [["序号", "姓名", "成绩", "日期"]]
+    rows += [[float(i), f"学生{i}", 60 + i / 4, datetime.date(2026, 7, 1 + i % 28)] for i in range(1, 600)]
+    rows[300][1] = 12345  # a number in a column of text, far from the first number
+    rows[400][2] = "缺考"  # text in a column of numbers
+    assert _rows_text(rows) == _rule(rows)
+    ints = [["序号", "字数"]] + [[i, i * 3] for i in range(1, 300)]
+    assert _rows_text(ints) == _rule(ints)
