@@ -46,7 +46,7 @@ def first_line(body: str) -> str:
         if end < 0:
             end = len(body)
         line = body[start:end].strip(" \f\t")
-        if any(ch.isalnum() for ch in line):
+        if any(map(str.isalnum, line)):
             return line[:FIRST_LINE_CHARS]
         start = end + 1
     return ""
