@@ -41,7 +41,7 @@ def read_sheets(
     names = list(book.sheet_names)
     for name in names:
         try:
-            text, error = _sheet_text(_rows(book.get_sheet_by_name(name)), limits.max_chars)
+            text, error = _sheet_text(book.get_sheet_by_name(name).iter_rows(), limits.max_chars)
         except Exception as exc:  # the sheet itself could not be loaded
             text, error = "", exc
         if error is not None and not text:
@@ -49,21 +49,6 @@ def read_sheets(
         if not sink.page(text, tidied=True):
             break
     return ExtractedText(fmt, title, [], sink.body(), len(names), sink.cut)
-
-
-# Sheets of up to this many cells are taken from calamine in one call (to_python, a
-# tenth faster than iter_rows); larger ones a row at a time, so that the character cap
-# stops a sheet of a million rows early.
-_CELLS_AT_ONCE = 200_000
-
-
-def _rows(sheet: python_calamine.CalamineSheet) -> Iterator[list[Any]]:
-    if sheet.height * sheet.width <= _CELLS_AT_ONCE:
-        try:
-            return iter(sheet.to_python())
-        except Exception:  # a cell calamine cannot convert: the rows before it are read one by one
-            pass
-    return sheet.iter_rows()
 
 
 # Rows taken from calamine at a time: enough for the joins to run in C over many rows,

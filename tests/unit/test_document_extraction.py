@@ -141,15 +141,6 @@ def test_a_spreadsheet_row_is_one_line_of_its_cells_numbers_written_as_typed() -
     assert found.format == "ods" and found.body == "姓名 学院 6 2.5\n张三 数学 学院 1"
 
 
-def test_a_large_sheet_is_read_a_row_at_a_time_to_the_same_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    from services.extractor import sheet_text
-
-    data = _ods([[("string", "姓名"), ("float", "6")], [("string", "数学\n学院"), ("", "")]])
-    whole = extract_document(data, "application/octet-stream").body
-    monkeypatch.setattr(sheet_text, "_CELLS_AT_ONCE", 0)  # every sheet "large"
-    assert extract_document(data, "application/octet-stream").body == whole == "姓名 6\n数学 学院"
-
-
 def test_rtf_unicode_escapes_and_code_page_bytes_are_decoded() -> None:
     escaped = "".join(f"\\u{ord(c)}?" for c in "招生简章")
     gbk = "".join(f"\\'{b:02x}" for b in "报名时间".encode("gbk"))
