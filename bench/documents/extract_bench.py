@@ -223,9 +223,9 @@ def run_one(name: str, fmt: str, files: list[tuple[Path, str]], repeat: int = 1)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "candidate": name, "format": fmt, "files": len(files), "failed": failed,
-        "seconds": round(seconds / repeat, 4),
+        "seconds": round(seconds / repeat, 6),
         "cpu_s": round((time.process_time() - cpu + children.ru_utime + children.ru_stime
-                        - before.ru_utime - before.ru_stime) / repeat, 4),
+                        - before.ru_utime - before.ru_stime) / repeat, 6),
         "bytes": sum(p.stat().st_size for p, _ in files),
         "han": round(totals[0] / max(1, totals[1]), 4), "quotes": round(totals[2] / max(1, totals[3]), 4),
         # This process's own peak (VmHWM: ru_maxrss would carry the parent's over exec);
@@ -296,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--formats", default=",".join([*FORMATS, "pdf-notounicode", "pdf-vertical"]))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--repeat", type=int, default=5, help="passes over the files, timed together")
+    parser.add_argument("--candidates", default="", help="only these (comma-separated names), e.g. python-calamine,tansuo")
     parser.add_argument("--one", nargs=2, metavar=("CANDIDATE", "FORMAT"), help=argparse.SUPPRESS)
     parser.add_argument("--files", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -312,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             listing = work / f"{fmt}.json"
             listing.write_text(json.dumps([(str(p), t) for p, t in files], ensure_ascii=False), "utf-8")
             for name, licence, _ in candidates(fmt):
+                if args.candidates and name not in args.candidates.split(","):
+                    continue
                 proc = subprocess.run([sys.executable, "-m", "bench.documents.extract_bench", str(args.site),
                                        "--one", name, fmt, "--files", str(listing), "--repeat", str(args.repeat)],
                                       capture_output=True, text=True, timeout=3600)  # fmt: skip
@@ -320,8 +323,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 row = json.loads(proc.stdout.strip().splitlines()[-1]) | {"licence": licence}
                 rows.append(row)
-                print(f"{fmt:16} {name:22} {row['files']:4} files {row['seconds']:8.4f} s "
-                      f"cpu {row['cpu_s']:8.4f} s  han {row['han']:.4f} quotes {row['quotes']:.4f} "
+                print(f"{fmt:16} {name:22} {row['files']:4} files {row['seconds']:9.6f} s "
+                      f"cpu {row['cpu_s']:9.6f} s  han {row['han']:.4f} quotes {row['quotes']:.4f} "
                       f"rss {row['peak_rss_mb']:6.1f} MB failed {row['failed']}", flush=True)  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1), "utf-8")

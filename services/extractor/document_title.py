@@ -37,9 +37,16 @@ def real_title(title: str) -> str:
 
 
 def first_line(body: str) -> str:
-    """The first line of text worth a heading: at most FIRST_LINE_CHARS characters."""
-    for line in body.split("\n"):
-        line = line.strip(" \f\t")
-        if any(ch.isalnum() for ch in line):
+    """The first line of text worth a heading: at most FIRST_LINE_CHARS characters.
+    Lines are taken one at a time: splitting a whole body cost more than reading a
+    small spreadsheet's cells (docs/benchmarks.md)."""
+    start = 0
+    while start <= len(body):
+        end = body.find("\n", start)
+        if end < 0:
+            end = len(body)
+        line = body[start:end].strip(" \f\t")
+        if any(map(str.isalnum, line)):
             return line[:FIRST_LINE_CHARS]
+        start = end + 1
     return ""

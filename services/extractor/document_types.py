@@ -10,11 +10,15 @@ format exactly. The file name only tells apart formats whose bytes are the same
 
 from __future__ import annotations
 
-import io
 import zipfile
+from collections.abc import Collection
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from services.extractor.compound_file import SUMMARY_INFORMATION, CompoundFile, UnexpectedLayout, summary_title
 from services.extractor.extracted_text import DocumentSkipped
+from services.extractor.ole_text import decode_title
+from services.extractor.zip_parts import ZipIndex
 
 # Format names, as the index's ``filetype`` field and the ``filetype:`` operator hold them.
 FORMATS = ("pdf", "docx", "xlsx", "pptx", "odt", "ods", "odp", "doc", "xls", "ppt",
@@ -119,22 +123,37 @@ def identify(data: bytes, content_type: str = "", url: str = "") -> str:
 
 
 def identify_with_title(data: bytes, content_type: str = "", url: str = "") -> tuple[str, str]:
-    """``identify``, and an OLE file's metadata title, read while the file is open (a
-    spreadsheet's reader would otherwise open it a second time for it); "" otherwise."""
+    """``identify``, and an OLE file's metadata title; "" otherwise."""
+    found = identify_document(data, content_type, url)
+    return found.format, found.title
+
+
+@dataclass(frozen=True)
+class Identified:
+    """A document's format, and what was opened to tell it, for its reader not to open
+    it again: an OLE spreadsheet's metadata title, a package's ZIP directory."""
+
+    format: str
+    title: str = ""
+    zip_index: ZipIndex | None = None
+
+
+def identify_document(data: bytes, content_type: str = "", url: str = "") -> Identified:
     family = _family_of_bytes(data[:16])
     declared = _TYPES.get(mime_type(content_type))
     if family is None:
         if declared in ("txt", "csv"):
-            return declared, ""
+            return Identified(declared)
         raise NotADocument("unknown_format")
     if family in ("pdf", "rtf"):
-        return family, ""
+        return Identified(family)
     if family == "zip":
-        return _zip_format(data), ""
+        fmt, index = _zip_format(data)
+        return Identified(fmt, zip_index=index)
     base, title = _ole_format(data)
     if declared == _WPS_NAMES[base] or _suffix(url) == _WPS_NAMES[base]:
-        return _WPS_NAMES[base], title
-    return base, title
+        return Identified(_WPS_NAMES[base], title)
+    return Identified(base, title)
 
 
 def _suffix(url: str) -> str:
@@ -142,25 +161,61 @@ def _suffix(url: str) -> str:
     return path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
 
 
-def _zip_format(data: bytes) -> str:
+def _zip_format(data: bytes) -> tuple[str, ZipIndex]:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        index = ZipIndex(data)
     except (zipfile.BadZipFile, ValueError, OSError):
         raise NotADocument("malformed") from None
-    names = set(archive.namelist())
+    names = index.by_name
     if "mimetype" in names:
-        with archive.open("mimetype") as f:  # a few dozen bytes: the ODF package's own type
-            declared = f.read(100).strip()
+        declared = _odf_mimetype(index)
         for prefix, name in _ODF_TYPES:
             if declared.startswith(prefix):
-                return name
+                return name, index
     for main, name in _OOXML_MAIN:
         if main in names:
-            return name
+            return name, index
     raise NotADocument("unknown_format")
 
 
+def _odf_mimetype(index: ZipIndex) -> bytes:
+    """The ODF package's own type: the "mimetype" part's first bytes (a few dozen)."""
+    plain = index.plain_read(index.by_name["mimetype"], max_size=1024)
+    if plain is not None:
+        return plain[:100].strip()
+    with index.zip.open("mimetype") as f:
+        return f.read(100).strip()
+
+
 def _ole_format(data: bytes) -> tuple[str, str]:
+    """The format from the root's streams, and a spreadsheet's title: read by
+    ``CompoundFile`` when the file is laid out as expected, else by olefile."""
+    try:
+        return _ole_format_of(CompoundFile(data))
+    except UnexpectedLayout:
+        return _ole_format_by_olefile(data)
+
+
+def _format_of_streams(streams: Collection[str]) -> str:
+    if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
+        raise NotADocument("encrypted")
+    if "workbook" in streams or "book" in streams:
+        return "xls"
+    if "worddocument" in streams:
+        return "doc"
+    if "powerpoint document" in streams:
+        return "ppt"
+    raise NotADocument("unknown_format")
+
+
+def _ole_format_of(ole: CompoundFile) -> tuple[str, str]:
+    fmt = _format_of_streams(ole.streams)
+    if fmt != "xls" or SUMMARY_INFORMATION not in ole.streams:
+        return fmt, ""
+    return fmt, decode_title(*summary_title(ole.read(SUMMARY_INFORMATION)))
+
+
+def _ole_format_by_olefile(data: bytes) -> tuple[str, str]:
     import olefile
 
     from services.extractor.ole_text import ole_title
@@ -171,14 +226,7 @@ def _ole_format(data: bytes) -> tuple[str, str]:
         raise NotADocument("malformed") from None
     try:
         streams = {"/".join(s).lower() for s in ole.listdir()}
-        if "encryptedpackage" in streams:  # an encrypted OOXML file is an OLE wrapper around it
-            raise NotADocument("encrypted")
-        if "workbook" in streams or "book" in streams:
-            return "xls", ole_title(ole)
+        fmt = _format_of_streams(streams)
+        return fmt, ole_title(ole) if fmt == "xls" else ""
     finally:
         ole.close()
-    if "worddocument" in streams:
-        return "doc", ""
-    if "powerpoint document" in streams:
-        return "ppt", ""
-    raise NotADocument("unknown_format")

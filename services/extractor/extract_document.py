@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from services.extractor import ole_text, plain_text, xml_text
 from services.extractor.document_title import first_line, real_title
-from services.extractor.document_types import identify_with_title
+from services.extractor.document_types import Identified, identify_document
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText
 from services.extractor.pdf_text import PageOcr, read_pdf
 from services.extractor.sheet_text import read_sheets
@@ -25,9 +25,9 @@ def extract_document(
 ) -> ExtractedText:  # fmt: skip
     """The document's text, title and page count; DocumentSkipped with a reason when
     it cannot be read (encrypted, malformed, zip_bomb, unknown_format)."""
-    fmt, ole_title = identify_with_title(data, content_type, url)
+    identified = identify_document(data, content_type, url)
     try:
-        found = _read(fmt, data, content_type, limits, ocr, ole_title)
+        found = _READERS[identified.format](data, content_type, limits, ocr, identified)
     except DocumentSkipped:
         raise
     except (MemoryError, RecursionError, zlib.error, UnicodeError, ValueError, KeyError, EOFError) as exc:
@@ -38,31 +38,29 @@ def extract_document(
     if not found.headings:
         line = first_line(found.body)
         found.headings = [line] if line else []
-    if not found.body.strip():
+    if not found.body or found.body.isspace():  # (strip would copy the body)
         raise DocumentSkipped("no_text", "the document holds no text (a scan? see TANSUO_DOCUMENTS_OCR)")
     return found
 
 
-def _read(
-    fmt: str, data: bytes, content_type: str, limits: DocumentLimits, ocr: PageOcr | None, ole_title: str
-) -> ExtractedText:
-    readers: dict[str, Callable[[], ExtractedText]] = {
-        "pdf": lambda: read_pdf(data, limits, ocr),
-        "docx": lambda: xml_text.read_docx(data, limits),
-        "pptx": lambda: xml_text.read_pptx(data, limits),
-        "odt": lambda: xml_text.read_odf(data, limits, "odt"),
-        "odp": lambda: xml_text.read_odf(data, limits, "odp"),
-        "xlsx": lambda: read_sheets(data, limits, "xlsx", "docProps/core.xml"),
-        "ods": lambda: read_sheets(data, limits, "ods", "meta.xml"),
-        "xls": lambda: read_sheets(data, limits, "xls", title=ole_title),
-        "et": lambda: read_sheets(data, limits, "et", title=ole_title),
-        "doc": lambda: ole_text.read_word(data, limits, "doc"),
-        "wps": lambda: ole_text.read_word(data, limits, "wps"),
-        "ppt": lambda: ole_text.read_powerpoint(data, limits, "ppt"),
-        "dps": lambda: ole_text.read_powerpoint(data, limits, "dps"),
-        "rtf": lambda: plain_text.read_rtf(data, limits),
-        "txt": lambda: plain_text.read_text(data, limits, content_type, "txt"),
-        "csv": lambda: plain_text.read_text(data, limits, content_type, "csv"),
-    }
-    return readers[fmt]()
-
+# format -> reader(data, content_type, limits, ocr, what identification opened), built
+# once: a table of closures made per document cost more than a small sheet's row.
+_Reader = Callable[[bytes, str, DocumentLimits, "PageOcr | None", Identified], ExtractedText]
+_READERS: dict[str, _Reader] = {
+    "pdf": lambda data, ct, limits, ocr, found: read_pdf(data, limits, ocr),
+    "docx": lambda data, ct, limits, ocr, found: xml_text.read_docx(data, limits, found.zip_index),
+    "pptx": lambda data, ct, limits, ocr, found: xml_text.read_pptx(data, limits, found.zip_index),
+    "odt": lambda data, ct, limits, ocr, found: xml_text.read_odf(data, limits, "odt", found.zip_index),
+    "odp": lambda data, ct, limits, ocr, found: xml_text.read_odf(data, limits, "odp", found.zip_index),
+    "xlsx": lambda data, ct, limits, ocr, found: read_sheets(data, limits, "xlsx", "docProps/core.xml", zip_index=found.zip_index),
+    "ods": lambda data, ct, limits, ocr, found: read_sheets(data, limits, "ods", "meta.xml", zip_index=found.zip_index),
+    "xls": lambda data, ct, limits, ocr, found: read_sheets(data, limits, "xls", title=found.title),
+    "et": lambda data, ct, limits, ocr, found: read_sheets(data, limits, "et", title=found.title),
+    "doc": lambda data, ct, limits, ocr, found: ole_text.read_word(data, limits, "doc"),
+    "wps": lambda data, ct, limits, ocr, found: ole_text.read_word(data, limits, "wps"),
+    "ppt": lambda data, ct, limits, ocr, found: ole_text.read_powerpoint(data, limits, "ppt"),
+    "dps": lambda data, ct, limits, ocr, found: ole_text.read_powerpoint(data, limits, "dps"),
+    "rtf": lambda data, ct, limits, ocr, found: plain_text.read_rtf(data, limits),
+    "txt": lambda data, ct, limits, ocr, found: plain_text.read_text(data, limits, ct, "txt"),
+    "csv": lambda data, ct, limits, ocr, found: plain_text.read_text(data, limits, ct, "csv"),
+}  # fmt: skip

@@ -53,15 +53,20 @@ def ole_title(ole: olefile.OleFileIO) -> str:
         props = ole.getproperties("\x05SummaryInformation")
     except Exception:
         return ""
-    raw = props.get(_PID_TITLE)
+    return decode_title(props.get(_PID_TITLE), props.get(_PID_CODEPAGE))
+
+
+def decode_title(raw: object, codepage: object) -> str:
+    """A Title property as olefile gives it (text, or 8-bit bytes in the CodePage
+    property's code page, cp1252 when there is none), stripped; "" for anything else."""
     if not raw:
         return ""
     if isinstance(raw, str):
         return raw.strip()
     if not isinstance(raw, bytes):
         return ""
-    codepage = (props.get(_PID_CODEPAGE) or 1252) & 0xFFFF  # a signed 16-bit value: 65001 reads as -535
-    encoding = "utf-16-le" if codepage == 1200 else "utf-8" if codepage == 65001 else f"cp{codepage}"
+    page = (codepage if isinstance(codepage, int) and codepage else 1252) & 0xFFFF  # signed: 65001 reads as -535
+    encoding = "utf-16-le" if page == 1200 else "utf-8" if page == 65001 else f"cp{page}"
     try:
         return raw.decode(encoding, errors="replace").strip("\x00 ").strip()
     except LookupError:

@@ -8,13 +8,14 @@ the same text (docs/benchmarks.md, "Which library reads which format").
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import IO
 
 from lxml import etree
 
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText, TextSink
-from services.extractor.zip_parts import Package
+from services.extractor.zip_parts import Package, ZipIndex
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -40,11 +41,23 @@ def _events(
         raise DocumentSkipped("malformed", str(exc)) from None
 
 
+_parsers = threading.local()
+
+
+def _parser() -> etree.XMLParser:
+    """This thread's safe parser: making one costs as much as parsing a metadata part,
+    and lxml's parsers are not to be shared between threads."""
+    parser: etree.XMLParser | None = getattr(_parsers, "parser", None)
+    if parser is None:
+        parser = _parsers.parser = etree.XMLParser(**_SAFE)
+    return parser
+
+
 def core_title(pkg: Package, name: str) -> str:
     if name not in pkg.names:
         return ""
     try:
-        root = etree.fromstring(pkg.read(name), etree.XMLParser(**_SAFE))
+        root = etree.fromstring(pkg.read(name), _parser())
     except etree.XMLSyntaxError:
         return ""
     found = root.find(f".//{DC}title")
@@ -54,8 +67,8 @@ def core_title(pkg: Package, name: str) -> str:
 # --- docx
 
 
-def read_docx(data: bytes, limits: DocumentLimits) -> ExtractedText:
-    pkg = Package(data, limits.max_unzipped_bytes)
+def read_docx(data: bytes, limits: DocumentLimits, zip_index: ZipIndex | None = None) -> ExtractedText:
+    pkg = Package(data, limits.max_unzipped_bytes, zip_index)
     sink = TextSink(limits)
     headings: list[str] = []
     lines: list[str] = []
@@ -107,8 +120,8 @@ def _slide_parts(pkg: Package) -> list[str]:
     return parts
 
 
-def read_pptx(data: bytes, limits: DocumentLimits) -> ExtractedText:
-    pkg = Package(data, limits.max_unzipped_bytes)
+def read_pptx(data: bytes, limits: DocumentLimits, zip_index: ZipIndex | None = None) -> ExtractedText:
+    pkg = Package(data, limits.max_unzipped_bytes, zip_index)
     sink = TextSink(limits)
     try:
         slides = _slide_parts(pkg)
@@ -142,10 +155,10 @@ def read_pptx(data: bytes, limits: DocumentLimits) -> ExtractedText:
 # --- odt, odp
 
 
-def read_odf(data: bytes, limits: DocumentLimits, fmt: str) -> ExtractedText:
+def read_odf(data: bytes, limits: DocumentLimits, fmt: str, zip_index: ZipIndex | None = None) -> ExtractedText:
     """odt and odp (ods goes to the spreadsheet reader): paragraphs and headings of
     content.xml, a page per slide of a presentation."""
-    pkg = Package(data, limits.max_unzipped_bytes)
+    pkg = Package(data, limits.max_unzipped_bytes, zip_index)
     sink = TextSink(limits)
     headings: list[str] = []
     page: list[str] = []
