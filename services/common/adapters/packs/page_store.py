@@ -16,8 +16,9 @@ pack it did not open, so a reader that finds a record short has reached a pack's
 A large body (a document) is the exception: it is written outside the store's lock,
 into a place reserved for it after its header, while the pages fetched meanwhile are
 appended after it; a crash then leaves it whole in length but with a wrong checksum,
-followed by readable records. A record whose checksum is wrong is never returned: a
-reader never sees half a page. A page fetched again is
+followed by readable records (and until its write ends, a reader gets no page for its
+key). A record whose checksum is wrong is never returned: a reader never sees half a
+page. A page fetched again is
 appended again and the latest record wins. The older copies are reclaimed by
 compaction (``page_packs``), which a writer starts in the background when the packs
 have grown past ``COMPACT_FROM`` bytes.
