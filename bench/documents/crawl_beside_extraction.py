@@ -10,7 +10,12 @@ first and its extraction runs while the pages are crawled. Pages per second are 
 from the site server's request log (first to last HTML request), so the extraction
 left after the last page is not counted against either run.
 
-    python -m bench.documents.crawl_beside_extraction [--mb 100] [--rounds 2]
+    python -m bench.documents.crawl_beside_extraction [--mb 100] [--rounds 2] [--baseline DIR]
+
+With ``--baseline DIR`` (another checkout, e.g. ``git worktree add --detach DIR main``)
+each round also runs both crawls from DIR's code, alternated with this checkout's, so
+that a change is compared with its base under the same load; each row gives the load
+average at its start and the HTML pages fetched in each second.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ def big_pdf(dest: Path, megabytes: int) -> Path:
     return dest
 
 
-def crawl(site: Path, pdf: Path | None, data: Path) -> dict[str, float]:
+def crawl(site: Path, pdf: Path | None, data: Path, code: Path | None = None) -> dict[str, object]:
     routes = {}
     if pdf is not None:
         routes[PDF_PATH] = lambda _request: (200, {"Content-Type": "application/pdf"}, pdf.read_bytes())
@@ -70,14 +75,20 @@ def crawl(site: Path, pdf: Path | None, data: Path) -> dict[str, float]:
            "TANSUO_DOCUMENTS_TIMEOUT_S": "3000", "TANSUO_DOCUMENTS_WORKER_MEMORY_MB": "4096"}  # fmt: skip
     with SiteServer(site, extra_routes=routes) as server:
         seeds = ([server.url.rstrip("/") + PDF_PATH] if pdf is not None else []) + [server.url]
+        load = os.getloadavg()[0]
         started = time.perf_counter()
+        # ``-m`` puts the working directory first on sys.path: ``code``'s services run.
         subprocess.run([sys.executable, "-m", "services.cli.main", "crawl", *seeds, "--data", str(data),
-                        "--allow-private-networks", "--delay", "0", "--no-progress"], env=env, check=True)  # fmt: skip
+                        "--allow-private-networks", "--delay", "0", "--no-progress"], env=env, check=True,
+                       cwd=code)  # fmt: skip
         total = time.perf_counter() - started
         html = [r.time for r in server.requests if r.path.endswith(".html") or r.path.endswith("/")]
     span = max(html) - min(html)
+    per_second = [0] * (int(span) + 1)
+    for t in html:
+        per_second[int(t - min(html))] += 1
     return {"html_pages": len(html), "html_seconds": round(span, 2), "pages_per_s": round(len(html) / span, 1),
-            "crawl_seconds": round(total, 1)}  # fmt: skip
+            "crawl_seconds": round(total, 1), "load": round(load, 2), "per_second": per_second[:-1]}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,22 +96,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--baseline", type=Path, help="another checkout, run alternated with this one")
     args = parser.parse_args(argv)
     site = default_cache().parent / "zh-lo-help-site"
     build_libreoffice_help_site(site)
     pdf = big_pdf(default_cache().parent / f"big-{args.mb}mb.pdf", args.mb)
     print(f"PDF: {pdf.stat().st_size / 1e6:.1f} MB", flush=True)
     rows = []
+    codes: list[tuple[str, Path | None]] = [("this", None)]
+    if args.baseline:
+        codes = [("baseline", args.baseline.resolve()), *codes]
     for n in range(args.rounds):
-        for label, with_pdf in (("pages only", None), ("pages + PDF", pdf)):
-            with tempfile.TemporaryDirectory(prefix="tansuo-beside-") as tmp:
-                row = {"round": n + 1, "run": label, **crawl(site, with_pdf, Path(tmp) / "data")}
-            rows.append(row)
-            print(json.dumps(row, ensure_ascii=False), flush=True)
-    base = [r["pages_per_s"] for r in rows if r["run"] == "pages only"]
-    beside = [r["pages_per_s"] for r in rows if r["run"] == "pages + PDF"]
-    ratio = (sum(beside) / len(beside)) / (sum(base) / len(base))
-    print(f"pages/s beside the PDF's extraction / alone: {ratio:.3f}")
+        for code, where in codes if n % 2 == 0 else codes[::-1]:
+            for label, with_pdf in (("pages only", None), ("pages + PDF", pdf)):
+                with tempfile.TemporaryDirectory(prefix="tansuo-beside-") as tmp:
+                    row = {
+                        "round": n + 1,
+                        "code": code,
+                        "run": label,
+                        **crawl(site, with_pdf, Path(tmp) / "data", where),
+                    }
+                rows.append(row)
+                print(json.dumps(row, ensure_ascii=False), flush=True)
+    ratios = {}
+    for code, _ in codes:
+        base = [r["pages_per_s"] for r in rows if r["run"] == "pages only" and r["code"] == code]
+        beside = [r["pages_per_s"] for r in rows if r["run"] == "pages + PDF" and r["code"] == code]
+        ratios[code] = (sum(beside) / len(beside)) / (sum(base) / len(base))  # type: ignore[arg-type]
+        print(f"{code}: pages/s beside the PDF's extraction / alone: {ratios[code]:.3f}")
+    ratio = ratios["this"]
     if args.out:
         args.out.write_text(json.dumps({"rows": rows, "ratio": ratio}, indent=1), "utf-8")
     return 0

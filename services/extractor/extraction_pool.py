@@ -87,6 +87,8 @@ class ExtractionWorker:
         parent, child = self._ctx.Pipe()
         self._process = self._ctx.Process(target=worker_main, args=(self._cfg, child), name="tansuo-extract", daemon=True)
         self._process.start()
+        if self._process.pid is not None:
+            lower_priority(self._process.pid, self._cfg)
         child.close()
         self._conn = parent
         # Starting a worker (a new interpreter, its imports) is not the document's time.
@@ -208,8 +210,20 @@ class ExtractionPool:
             worker.close()
 
 
-def run_when_idle() -> bool:
-    """Put this process under SCHED_IDLE, so that the crawl beside it keeps its CPU.
+def lower_priority(pid: int, cfg: Settings) -> None:
+    """The worker ``pid``'s nice value and policy, set by the process that started it,
+    at once: a new worker's interpreter first imports the crawler's modules and reads
+    its settings, about half a second of CPU, before any code of its own runs."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, pid) + cfg.documents_worker_nice))
+    except OSError:
+        pass
+    if cfg.documents_worker_idle:
+        run_when_idle(pid)
+
+
+def run_when_idle(pid: int = 0) -> bool:
+    """Put process ``pid`` (0: this one) under SCHED_IDLE, so that the crawl beside it keeps its CPU.
     Nice 10 alone still takes about a tenth of a core from a busy process at nice 0
     (scheduler weights 110 to 1024), and a waking crawler thread waits for its slice;
     an idle-class process weighs 3 and is preempted at once by any other. False where
@@ -219,7 +233,7 @@ def run_when_idle() -> bool:
     if setter is None or policy is None:
         return False
     try:
-        setter(0, policy, os.sched_param(0))
+        setter(pid, policy, os.sched_param(0))
     except (OSError, PermissionError):
         return False
     return True
@@ -228,12 +242,7 @@ def run_when_idle() -> bool:
 def worker_main(cfg: Settings, conn: Connection) -> None:
     """A worker's loop: a job in, ("ok", ExtractedText) or ("skipped", (reason, detail)) out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers end
-    try:
-        os.nice(cfg.documents_worker_nice)
-    except OSError:
-        pass
-    if cfg.documents_worker_idle:
-        run_when_idle()
+    # Its nice value and policy were set by the parent as it started (``lower_priority``).
     memory = cfg.documents_worker_memory_mb * 1024 * 1024
     try:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))

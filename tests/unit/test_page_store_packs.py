@@ -8,11 +8,12 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
-from services.common.adapters.packs.pack_files import SUFFIX, compact
+from services.common.adapters.packs.pack_files import SUFFIX, compact, encode
 from services.common.adapters.packs.page_store import PackPageStore
 from services.common.domain.documents import StoredPage
 from services.common.domain.messages import url_fingerprint
@@ -110,7 +111,10 @@ def test_keys_that_are_not_fingerprints_are_refused(tmp_path: Path, bad: str) ->
     assert packs(tmp_path) == []
 
 
-def test_a_full_disk_loses_the_page_that_failed_and_nothing_before_or_after_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("large_bytes", [1 << 20, 1000], ids=["pages", "large bodies"])
+def test_a_full_disk_loses_the_page_that_failed_and_nothing_before_or_after_it(
+    tmp_path: Path, large_bytes: int
+) -> None:
     # RLIMIT_FSIZE makes the kernel refuse a write past 20,000 bytes, as a full disk would.
     script = textwrap.dedent(f"""
         import resource, signal, sys
@@ -120,7 +124,7 @@ def test_a_full_disk_loses_the_page_that_failed_and_nothing_before_or_after_it(t
         from services.common.adapters.packs.page_store import PackPageStore
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.RLIM_INFINITY))
-        store = PackPageStore(Path({str(tmp_path)!r}))
+        store = PackPageStore(Path({str(tmp_path)!r}), large_bytes={large_bytes})
         store.put(key(1), page(1, b"a" * 15_000))
         try:
             store.put(key(2), page(2, b"b" * 15_000))
@@ -229,3 +233,87 @@ def test_packs_another_machine_may_still_write_are_left_alone(tmp_path: Path) ->
         packs(tmp_path)[-1].rename(tmp_path / name)
     assert compact(tmp_path) == 0
     assert len(packs(tmp_path)) == 2
+
+
+class HeldStore(PackPageStore):
+    """A store whose large bodies' writes wait until the test lets them go on: the
+    test can then do what a crawl does meanwhile (store its pages)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, large_bytes=10_000)
+        self.writing = threading.Event()
+        self.go_on = threading.Event()
+
+    def _write_body(self, fd: int, parts: list[bytes], offset: int) -> None:
+        self.writing.set()
+        assert self.go_on.wait(30)
+        super()._write_body(fd, parts, offset)
+
+
+def test_pages_are_stored_while_a_large_body_is_being_written(tmp_path: Path) -> None:
+    store = HeldStore(tmp_path)
+    store.put(key(1), page(1))
+    large = page(2, b"%PDF-" + b"d" * 50_000)
+    writer = threading.Thread(target=store.put, args=(key(2), large))
+    writer.start()
+    try:
+        assert store.writing.wait(30), "the large body was written under the store's lock"
+
+        def store_pages() -> None:
+            for n in (3, 4):
+                store.put(key(n), page(n))
+
+        pages_meanwhile = threading.Thread(target=store_pages)
+        pages_meanwhile.start()
+        pages_meanwhile.join(30)
+        assert not pages_meanwhile.is_alive(), "a page's store waited for the large body"
+        store.put(key(1), page(1, b"fetched again"))
+    finally:
+        store.go_on.set()
+        writer.join(30)
+    reader = PackPageStore(tmp_path)
+    assert [reader.get(key(n)) for n in (1, 2, 3, 4)] == [page(1, b"fetched again"), large, page(3), page(4)]
+    (pack,) = packs(tmp_path)  # laid out as any record: a reader of an older Tansuo reads it
+    meta = json.dumps(large.meta(), ensure_ascii=False).encode()
+    assert encode(key(2), meta, large.body) in pack.read_bytes()
+
+
+def test_a_large_record_stored_again_while_its_first_copy_is_written_keeps_the_later(tmp_path: Path) -> None:
+    store = HeldStore(tmp_path)
+    writer = threading.Thread(target=store.put, args=(key(1), page(1, b"old" * 10_000)))
+    writer.start()
+    try:
+        assert store.writing.wait(30)
+        store.put(key(1), page(1, b"new"))
+    finally:
+        store.go_on.set()
+        writer.join(30)
+    assert PackPageStore(tmp_path).get(key(1)) == page(1, b"new")
+
+
+def test_a_crash_while_a_large_body_is_written_loses_it_and_nothing_stored_meanwhile(tmp_path: Path) -> None:
+    script = textwrap.dedent(f"""
+        import os, sys, threading
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        from tests.unit.test_page_store_packs import HeldStore, key, page
+        class Crashing(HeldStore):
+            def _write_body(self, fd, parts, offset):
+                self.writing.set()
+                self.go_on.wait(30)
+                os.pwrite(fd, parts[0], offset)  # the metadata, then the process dies
+                os._exit(3)
+        store = Crashing(Path({str(tmp_path)!r}))
+        store.put(key(1), page(1))
+        threading.Thread(target=store.put, args=(key(2), page(2, b"d" * 50_000))).start()
+        store.writing.wait(10)
+        store.put(key(3), page(3))
+        store.go_on.set()
+        threading.Event().wait(10)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stderr
+    store = PackPageStore(tmp_path)
+    assert [store.get(key(n)) for n in (1, 2, 3)] == [page(1), None, page(3)]
+    store.put(key(4), page(4))
+    assert PackPageStore(tmp_path).get(key(4)) == page(4)

@@ -63,8 +63,14 @@ class Record:
 
 def encode(key: str, meta: bytes, body: bytes) -> bytes:
     """One record: ``TSP1 <key> <meta bytes> <body bytes> <crc32 of both, hex>\\n<meta><body>``."""
+    return encode_header(key, meta, body) + meta + body
+
+
+def encode_header(key: str, meta: bytes, body: bytes) -> bytes:
+    """A record's header line alone, for a record written in parts (a large body is
+    not copied into one record in memory)."""
     crc = zlib.crc32(body, zlib.crc32(meta))
-    return b"%s %s %d %d %08x\n%s%s" % (MAGIC, key.encode("ascii"), len(meta), len(body), crc, meta, body)
+    return b"%s %s %d %d %08x\n" % (MAGIC, key.encode("ascii"), len(meta), len(body), crc)
 
 
 def _parse_header(line: bytes) -> tuple[str, int, int, int] | None:

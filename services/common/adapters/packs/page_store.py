@@ -12,8 +12,13 @@ past ``ROLL_BYTES``), so processes never interleave. A record is a header line, 
 the metadata JSON and the raw bytes (``page_packs.encode``).
 
 A crash can only cut the last record of a pack, and a process never appends to a
-pack it did not open, so a reader that finds a record short, or its checksum wrong,
-has reached a pack's end: a reader never sees half a page. A page fetched again is
+pack it did not open, so a reader that finds a record short has reached a pack's end.
+A large body (a document) is the exception: it is written outside the store's lock,
+into a place reserved for it after its header, while the pages fetched meanwhile are
+appended after it; a crash then leaves it whole in length but with a wrong checksum,
+followed by readable records (and until its write ends, a reader gets no page for its
+key). A record whose checksum is wrong is never returned: a reader never sees half a
+page. A page fetched again is
 appended again and the latest record wins. The older copies are reclaimed by
 compaction (``page_packs``), which a writer starts in the background when the packs
 have grown past ``COMPACT_FROM`` bytes.
@@ -26,6 +31,7 @@ read.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -37,6 +43,7 @@ from services.common.adapters.packs.pack_files import (
     Record,
     compact,
     encode,
+    encode_header,
     pack_names,
     records,
     writer_pack_name,
@@ -46,6 +53,10 @@ from services.common.domain.documents import StoredPage
 ROLL_BYTES = 1 << 30
 # Below this the packs are not worth a compaction's read of every header.
 COMPACT_FROM = 256 << 20
+# A body this large is written outside the store's lock (``_put_large``): writing a
+# 180 MB document's record takes about half a second, and every page's store waited.
+LARGE_RECORD_BYTES = 1 << 20
+_WRITE_PIECE = 1 << 20
 
 
 def _valid(key: str) -> bool:
@@ -54,12 +65,33 @@ def _valid(key: str) -> bool:
     return bool(key) and key.isascii() and key.replace("-", "").replace("_", "").isalnum()
 
 
+def _write_all(fd: int, parts: list[bytes | memoryview], offset: int) -> None:
+    """``parts`` one after another at ``offset``; os.pwritev may write less than it is given."""
+    views = [memoryview(p) for p in parts if p]
+    while views:
+        done = os.pwritev(fd, views, offset)
+        if done == 0:
+            raise OSError(errno.ENOSPC, "nothing written")
+        offset += done
+        while views and done >= len(views[0]):
+            done -= len(views[0])
+            views.pop(0)
+        if views:
+            views[0] = views[0][done:]
+
+
 class PackPageStore:
     """Pages under ``root`` in append-only packs (module docstring)."""
 
     remote = False  # an append, well under the cost of handing it to another thread
 
-    def __init__(self, root: Path, roll_bytes: int = ROLL_BYTES, compact_from: int = COMPACT_FROM) -> None:
+    def __init__(
+        self,
+        root: Path,
+        roll_bytes: int = ROLL_BYTES,
+        compact_from: int = COMPACT_FROM,
+        large_bytes: int = LARGE_RECORD_BYTES,
+    ) -> None:
         self._root = root
         root.mkdir(parents=True, exist_ok=True)
         self._roll_bytes = roll_bytes
@@ -70,22 +102,68 @@ class PackPageStore:
         self._written = 0
         self._keydir: dict[str, tuple[str, Record]] = {}  # key → (pack, its latest record); filled by ``get``
         self._scanned: dict[str, int] = {}  # pack name → bytes read into the key directory
+        self._large_bytes = large_bytes
+        self._in_flight = 0  # large bodies being written outside the lock
         self.compaction: threading.Thread | None = None
 
     def put(self, key: str, page: StoredPage) -> None:
         if not _valid(key):
             raise ValueError(f"page store key must be letters, digits, '-' or '_': {key!r}")
-        record = encode(key, json.dumps(page.meta(), ensure_ascii=False).encode("utf-8"), page.body)
+        meta = json.dumps(page.meta(), ensure_ascii=False).encode("utf-8")
+        if len(page.body) >= self._large_bytes:
+            self._put_large(key, meta, page.body)
+            return
+        record = encode(key, meta, page.body)
         with self._lock:
             fd, start = self._pack_for(len(record))
             try:
-                view = memoryview(record)
-                while view:  # os.write may write less than it is given
-                    view = view[os.write(fd, view) :]
+                _write_all(fd, [record], start)
             except OSError:
                 self._abandon(fd, start)
                 raise
             self._written = start + len(record)
+
+    def _put_large(self, key: str, meta: bytes, body: bytes) -> None:
+        """A large body is written outside the lock, so that the pages stored meanwhile
+        (the crawl's, on its reactor thread) do not wait for it: its place in the pack
+        is reserved and its header written under the lock, then its bytes are written
+        into that place while later records go after it. The header first, because a
+        reader stops at the first place where no header parses: a crash during the
+        write leaves this record with a wrong checksum (never returned) and every
+        record after it readable."""
+        header = encode_header(key, meta, body)  # the checksum of 100 MB, outside the lock
+        size = len(header) + len(meta) + len(body)
+        with self._lock:
+            fd, start = self._pack_for(size)
+            try:
+                _write_all(fd, [header], start)
+            except OSError:
+                self._abandon(fd, start)
+                raise
+            self._written = start + size
+            pack, own = self._pack, os.dup(fd)  # the pack may roll and close ``fd`` meanwhile
+            self._in_flight += 1
+        try:
+            self._write_body(own, [meta, body], start + len(header))
+        except OSError:
+            with self._lock:
+                if self._pack == pack and self._fd is not None and self._written == start + size:
+                    self._abandon(self._fd, start)  # nothing after it yet: cut it off
+            raise
+        finally:
+            os.close(own)
+            with self._lock:
+                self._in_flight -= 1
+
+    def _write_body(self, fd: int, parts: list[bytes], offset: int) -> None:
+        """A large record's metadata and body, at its reserved place (tests wrap this
+        to hold a write in flight). In pieces: the kernel locks a file for the whole of
+        one write, and the pages stored meanwhile go to the same file."""
+        for part in parts:
+            view = memoryview(part)
+            for at in range(0, len(view), _WRITE_PIECE):
+                _write_all(fd, [view[at : at + _WRITE_PIECE]], offset + at)
+            offset += len(view)
 
     def _pack_for(self, size: int) -> tuple[int, int]:
         """The open pack and where the next record starts; a new pack when there is
@@ -95,7 +173,8 @@ class PackPageStore:
             self._fd = None
         if self._fd is None:
             self._pack = writer_pack_name()
-            self._fd = os.open(self._root / self._pack, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+            # Not O_APPEND: records are written at their reserved offsets (``_put_large``).
+            self._fd = os.open(self._root / self._pack, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             self._written = 0
             self._maybe_compact()
         return self._fd, self._written
@@ -104,6 +183,8 @@ class PackPageStore:
         """Start a compaction beside the crawl when the packs have grown enough to hold
         many older copies; one at a time, at most once a new pack."""
         if self.compaction is not None and self.compaction.is_alive():
+            return
+        if self._in_flight:  # the pack just closed may be a large body's, still being written
             return
         total = 0
         for pack in self._root.glob(f"*{SUFFIX}"):
