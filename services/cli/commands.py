@@ -183,7 +183,9 @@ def search(backends: Backends, args: argparse.Namespace) -> int:
     if not (cfg.data_dir / "index").exists():
         raise CommandError(f"no index in {cfg.data_dir}: run `tansuo crawl ... --data {cfg.data_dir}` first")
     try:
-        result = SearchService(cfg, backends.index).search(args.query, page=args.page, size=args.size, site=args.site)
+        result = SearchService(cfg, backends.index).search(
+            args.query, page=args.page, size=args.size, site=args.site, sort=args.sort, as_typed=args.as_typed
+        )
     except BadQuery as exc:
         raise CommandError(str(exc)) from None
     if args.json:
@@ -200,11 +202,27 @@ def _print_results(result: dict) -> None:
     console = Console()
     console.print(f"[bold]{counted(result['total'], 'result')}[/] for [bold]{escape(result['query'])}[/] "
                   f"({result['took_ms']} ms)")  # fmt: skip
+    for line in _what_was_searched(result):
+        console.print(escape(line))
     for n, hit in enumerate(result["results"], start=(result["page"] - 1) * result["size"] + 1):
         # The snippet is escaped HTML with <em> marks: back to text, marks kept for rich.
         snippet = escape(html.unescape(hit["snippet"].replace("<em>", "\x01").replace("</em>", "\x02")))
         snippet = snippet.replace("\x01", "[bold yellow]").replace("\x02", "[/]")
         console.print(f"\n[bold]{n}. {escape(hit['title'] or hit['url'])}[/]\n[green]{escape(hit['url'])}[/]\n{snippet}")
+
+
+def _what_was_searched(result: dict) -> list[str]:
+    """What the web UI says above the results: the correction shown or offered, the
+    fallback to any word, the notes on the query."""
+    lines = []
+    correction = result.get("did_you_mean")
+    if correction and correction["shown"]:
+        lines.append(f"showing results for {correction['query']} (add --as-typed to search the query as typed)")
+    elif correction:
+        lines.append(f"did you mean: {correction['query']}")
+    if result["total"] and not result["matched_all"]:
+        lines.append("no page holds every word: pages with some of them")
+    return lines + [f"note: {note}" for note in result["notes"]]
 
 
 def serve(backends: Backends, args: argparse.Namespace) -> int:

@@ -109,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--site", default="", help="only results from this site (host)")
     search.add_argument("--size", type=int, default=10, help="results per page")
     search.add_argument("--page", type=int, default=1)
+    search.add_argument("--sort", choices=("relevance", "date"), default="relevance",
+                        help="relevance (default) or date: newest first")  # fmt: skip
+    search.add_argument("--as-typed", action="store_true", help="search the query as typed, with no spelling correction")
     search.add_argument("--json", action="store_true", help="print exactly the API's JSON")
 
     serve = sub.add_parser("serve", help="serve the search API and web UI")
