@@ -66,6 +66,10 @@ def log_in(page, server: RunningServer) -> None:
     page.locator("input[name=token]").fill(TOKEN)
     page.locator("button[type=submit]", has_text="登录").click()
     page.wait_for_selector("table.hosts")
+    # The table is in the DOM before the stylesheets have loaded; a browser paints
+    # nothing until they have, but a layout measured before then is the unstyled
+    # page's (a loaded CI machine measured it 5 and 27 px wider than the screen).
+    page.wait_for_load_state("load")
 
 
 def test_log_in_see_the_hosts_and_pause_one(server: RunningServer, page, cfg: Settings) -> None:
@@ -98,7 +102,7 @@ def test_log_in_see_the_hosts_and_pause_one(server: RunningServer, page, cfg: Se
 
 def test_the_console_fits_a_phone_and_draws_chinese_glyphs(server: RunningServer, page, tmp_path: Path) -> None:
     log_in(page, server)
-    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], _too_wide(page, PHONE["width"])
     page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
     # Three lines in one style: two different Chinese strings, and as many characters
     # that no font draws (Private Use Area), which show what a missing glyph looks like.
@@ -153,6 +157,16 @@ def test_a_page_on_another_port_cannot_frame_the_logged_in_console(server: Runni
 SMALL_PHONE = {"width": 375, "height": 812}
 
 
+def _too_wide(page, width: int = SMALL_PHONE["width"]) -> list[str]:  # type: ignore[no-untyped-def]
+    """The elements whose right edge is past the screen, innermost last: what to fix."""
+    return page.evaluate(
+        "(w) => [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w)"
+        ".map(e => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)} "
+        "${(e.textContent || '').trim().slice(0, 60)}`)",
+        width,
+    )
+
+
 def test_every_action_button_is_on_screen_at_phone_width(server: RunningServer, browser) -> None:
     # Issue 38: at phone width the host table scrolled sideways and its action buttons
     # were past the right edge of the screen.
@@ -160,7 +174,7 @@ def test_every_action_button_is_on_screen_at_phone_width(server: RunningServer, 
     page = context.new_page()
     try:
         log_in(page, server)
-        assert page.evaluate("document.documentElement.scrollWidth") <= SMALL_PHONE["width"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= SMALL_PHONE["width"], _too_wide(page, SMALL_PHONE["width"])
         buttons = page.locator("table.hosts .actions button")
         assert buttons.count() >= 6  # three actions on each of two hosts
         for i in range(buttons.count()):

@@ -64,6 +64,7 @@ def log_in(page, server: RunningServer) -> None:  # type: ignore[no-untyped-def]
 
 
 def fits_the_phone(page) -> bool:  # type: ignore[no-untyped-def]
+    page.wait_for_load_state("load")  # measured before the stylesheets load, the page is the unstyled one
     return page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
 

@@ -86,7 +86,9 @@ def test_the_site_filter_and_an_empty_result_in_the_browser(server: RunningServe
     page.wait_for_selector(".no-results")
     assert "没有找到" in page.locator(".no-results").inner_text()
     assert "site=wiki.example.cn" in page.url
-    # The page fits a phone screen: nothing wider than the viewport.
+    # The page fits a phone screen: nothing wider than the viewport (measured once the
+    # stylesheets have loaded, as a browser paints it).
+    page.wait_for_load_state("load")
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390
 
