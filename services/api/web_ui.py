@@ -14,7 +14,7 @@ from services.api.result_links import with_links
 from services.api.site_param import checked_site
 from services.api.ui_messages import query_error
 from services.common.ports import SearchIndex
-from services.search.search_service import BadQuery
+from services.search.search_service import AS_TYPED_VALUES, BadQuery
 from services.search.site_choices import SELECT_LIMIT
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def index() -> ResponseReturnValue:
     page = request.args.get("page", "1")
     # Anything but "date" is the default order: a hand-edited link still gets results.
     sort = "date" if request.args.get("sort", "") == "date" else "relevance"
-    as_typed = request.args.get("as_typed", "") in ("1", "true")
+    as_typed = AS_TYPED_VALUES.get(request.args.get("as_typed", ""), False)
     sites = choices.sites()
     context = {"q": q, "site": site, "sites": sites, "list_sites": len(sites) <= SELECT_LIMIT, "result": None,
                "error": "", "pages": [], "sort": sort}  # fmt: skip

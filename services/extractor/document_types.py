@@ -119,7 +119,7 @@ def document_family(content_type: str, head: bytes) -> str | None:
 
 def identify(data: bytes, content_type: str = "", url: str = "") -> str:
     """The exact format of a document's bytes; NotADocument when it is none Tansuo reads."""
-    return identify_with_title(data, content_type, url)[0]
+    return identify_document(data, content_type, url).format
 
 
 def identify_with_title(data: bytes, content_type: str = "", url: str = "") -> tuple[str, str]:

@@ -65,19 +65,14 @@ def _valid(key: str) -> bool:
     return bool(key) and key.isascii() and key.replace("-", "").replace("_", "").isalnum()
 
 
-def _write_all(fd: int, parts: list[bytes | memoryview], offset: int) -> None:
-    """``parts`` one after another at ``offset``; os.pwritev may write less than it is given."""
-    views = [memoryview(p) for p in parts if p]
-    while views:
-        done = os.pwritev(fd, views, offset)
+def _write_at(fd: int, data: bytes | memoryview, offset: int) -> None:
+    """``data`` at ``offset``; os.pwrite may write less than it is given."""
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, offset)
         if done == 0:
             raise OSError(errno.ENOSPC, "nothing written")
-        offset += done
-        while views and done >= len(views[0]):
-            done -= len(views[0])
-            views.pop(0)
-        if views:
-            views[0] = views[0][done:]
+        view, offset = view[done:], offset + done
 
 
 class PackPageStore:
@@ -117,7 +112,7 @@ class PackPageStore:
         with self._lock:
             fd, start = self._pack_for(len(record))
             try:
-                _write_all(fd, [record], start)
+                _write_at(fd, record, start)
             except OSError:
                 self._abandon(fd, start)
                 raise
@@ -136,7 +131,7 @@ class PackPageStore:
         with self._lock:
             fd, start = self._pack_for(size)
             try:
-                _write_all(fd, [header], start)
+                _write_at(fd, header, start)
             except OSError:
                 self._abandon(fd, start)
                 raise
@@ -162,7 +157,7 @@ class PackPageStore:
         for part in parts:
             view = memoryview(part)
             for at in range(0, len(view), _WRITE_PIECE):
-                _write_all(fd, [view[at : at + _WRITE_PIECE]], offset + at)
+                _write_at(fd, view[at : at + _WRITE_PIECE], offset + at)
             offset += len(view)
 
     def _pack_for(self, size: int) -> tuple[int, int]:
