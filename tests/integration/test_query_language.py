@@ -272,6 +272,16 @@ def test_a_query_of_initials_searches_the_words_pages_hold_most_each_with_a_plac
     assert service.search("xz", size=5, page=2)["results"][0]["url"] not in {r["url"] for r in out["results"]}
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "The correction line's link searches the readings' OR query (选择 OR 下载 OR ...) as typed, ranked by score "
+    "alone: the first page shared among the readings is the initials' own, so the link shows other pages first."
+))
+def test_the_link_to_an_initials_reading_shows_the_same_first_page(service: SearchService) -> None:
+    out = service.search("xz", size=5)
+    linked = service.search(out["did_you_mean"]["query"], size=5)
+    assert [r["url"] for r in linked["results"]] == [r["url"] for r in out["results"]]
+
+
 def _body(service: SearchService, url: str) -> str:
     return fold(service._index.get(url).body)  # type: ignore[union-attr]  # a result's page is in the index
 
