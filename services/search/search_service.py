@@ -272,7 +272,9 @@ class SearchService:
 
         The corrected query's results are shown when its exact plan finds pages and
         the query as typed none, or at least ``search_typo_few`` and twice as many
-        (Google's "Showing results for"); else it is only offered. A query of
+        (Google's "Showing results for"), or when the correction is sure (a long run no
+        page holds made one that pages hold verbatim: a line copied with a slip, whose
+        words left as typed still find many pages); else it is only offered. A query of
         initials read as several words (jj: 经济 OR 解决 OR …) shares its first page
         among them (``reading_mix``)."""
         reading = self._pinyin.reading(q) if self._pinyin_like(q) else None
@@ -291,7 +293,9 @@ class SearchService:
         if mixed and reading is not None:
             plan, hits, count = found
             found = plan, SearchHits(hits.total, mix_readings(hits.hits, reading.words, reading.pages, size)), count
-        better = found[2] > 0 and (exact == 0 or found[2] >= max(self._cfg.search_typo_few, 2 * exact))
+        better = found[2] > 0 and (
+            exact == 0 or correction.sure or found[2] >= max(self._cfg.search_typo_few, 2 * exact)
+        )
         return {"query": correction.query, "shown": better}, ((parsed, found) if better else None)
 
     def _find(self, parsed: ParsedQuery, window: int, sort: str) -> tuple[Plan, SearchHits, int]:

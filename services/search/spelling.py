@@ -46,6 +46,10 @@ _ALPHABET = string.ascii_lowercase + string.digits
 class Correction:
     query: str  # the query with its typos corrected, otherwise as typed
     changes: tuple[tuple[str, str], ...]  # (as typed, corrected) of each change
+    # Every change made a run longer than SHORT_RUN_CHARS that no page holds verbatim
+    # into one that pages do: a line copied from a page with one character mistyped,
+    # whose correction is shown whatever the query as typed finds.
+    sure: bool = False
 
 
 class SpellingCorrector:
@@ -61,14 +65,16 @@ class SpellingCorrector:
         folded = fold(query)
         out = list(query)
         changes: list[tuple[str, str]] = []
+        sure = True
         for m in _HAN_RUN.finditer(folded):
             if m.end() - m.start() > MAX_RUN_CHARS:
                 continue
             fixed = self._correct_run(m.group(), thorough, rare)
             if fixed is not None:
-                at, ch = fixed
+                at, ch, unheld = fixed
                 changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
                 out[m.start() + at] = ch
+                sure = sure and unheld and m.end() - m.start() > SHORT_RUN_CHARS
         operators = [o.span() for o in _OPERATOR.finditer(folded)]
         for m in _LATIN.finditer(folded):
             if _inside_word(folded, m.start(), m.end()) or m.group() == "or":
@@ -77,11 +83,12 @@ class SpellingCorrector:
                 continue  # site:host is the query language's, not a word to correct
             word = self._correct_word(m.group())
             if word is not None:
+                sure = False
                 changes.append((query[m.start() : m.end()], word))
                 out[m.start() : m.end()] = [word] + [""] * (m.end() - m.start() - 1)
         if not changes:
             return None
-        return Correction("".join(out), tuple(changes))
+        return Correction("".join(out), tuple(changes), sure)
 
     def _dfs(self, fields: Sequence[str], values: Sequence[str]) -> dict[str, int]:
         """Each value's largest document frequency over ``fields``, in one round trip."""
@@ -92,9 +99,9 @@ class SpellingCorrector:
         n = len(fields)
         return {v: max(dfs[i * n : (i + 1) * n]) for i, v in enumerate(values)}
 
-    def _correct_run(self, run: str, thorough: bool, rare: int) -> tuple[int, str] | None:
-        """(position, character) of the best one-character correction of a folded Han
-        run, or None."""
+    def _correct_run(self, run: str, thorough: bool, rare: int) -> tuple[int, str, bool] | None:
+        """(position, character, whether no page holds the run as typed) of the best
+        one-character correction of a folded Han run, or None."""
         old = [run[j : j + 2] for j in range(len(run) - 1)]
         old_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), old)
         missing = [j for j, g in enumerate(old) if old_df[g] == 0]
@@ -137,7 +144,7 @@ class SpellingCorrector:
         # A run no page holds (a 4-character idiom mistyped) is corrected to one a single
         # page holds; a run some page holds needs a correction many times as common.
         if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else 1):
-            return best[at]
+            return best[at] + (typed == 0,)
         return None
 
     def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:

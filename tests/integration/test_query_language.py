@@ -258,6 +258,19 @@ def test_a_mistyped_query_shows_what_its_correction_finds_unless_asked_as_typed(
     assert service.search("防火墙配置")["did_you_mean"] is None
 
 
+def test_a_line_copied_with_one_wrong_character_shows_its_correction_though_the_line_as_typed_finds_pages(
+    service: SearchService,
+) -> None:
+    # 程需 for 程序: the words left find two pages, the corrected line one, verbatim, so
+    # "finds more" would not hold; no page holds the line as typed and one does the
+    # correction, which is what a line copied with a slip looks like.
+    typed = "安装程需会引导你完成"
+    assert service.search(typed, as_typed=True)["total"] >= 2
+    out = service.search(typed)
+    assert out["did_you_mean"] == {"query": "安装程序会引导你完成", "shown": True}
+    assert out["results"][0]["url"] == url(0, "/install")
+
+
 def test_a_query_of_initials_searches_the_words_pages_hold_most_each_with_a_place_on_the_first_page(
     service: SearchService,
 ) -> None:

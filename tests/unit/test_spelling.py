@@ -66,6 +66,16 @@ def test_a_pinyin_typo_is_corrected_to_what_the_pages_say() -> None:
     assert fixed is not None and fixed.query == "条件格式"
 
 
+def test_a_long_run_no_page_holds_corrected_to_one_a_page_holds_is_sure() -> None:
+    corrector = SpellingCorrector(term_stats, phrase_count)
+    line = corrector.correct("创建数据头视表")  # a line copied with one slip
+    assert line is not None and line.query == "创建数据透视表" and line.sure
+    word = corrector.correct("条件格试")  # a short run: a word mistyped, not a copied line
+    assert word is not None and not word.sure
+    latin = corrector.correct("创建数据头视表 vlookp")
+    assert latin is not None and latin.query == "创建数据透视表 vlookup" and not latin.sure
+
+
 def test_what_the_pages_say_is_left_as_typed() -> None:
     corrector = SpellingCorrector(term_stats, phrase_count)
     assert corrector.correct("数据透视表") is None
