@@ -6,7 +6,10 @@ Two sets of sentences people wrote, each typo marked with its correction:
   of Chinese), in the sdist of PyPI ``pycorrector`` 1.1.4
   (``pycorrector/data/sighan2015_test.tsv``, 707 pairs in simplified script);
 - school essays of native speakers with their typos marked ``错（（对））``, in the sdist
-  of PyPI ``error-correction`` 1.0.3 (``corrector/data/train_input.txt``, 96 passages).
+  of PyPI ``error-correction`` 1.0.3 (``corrector/data/train_input.txt``, 96 passages);
+- pycorrector's own evaluation corpus, sentences people wrote with each typo marked
+  (``pycorrector/data/eval_corpus.json`` of the ``pycorrector`` 0.4.9 sdist, 500
+  sentences), which no threshold was chosen on: the held-out set.
 
 They are research material whose licence is not the packages': fetched at bench time
 with pip into ``~/.cache/tansuo/typo-corpora`` and never committed.
@@ -42,7 +45,9 @@ SOURCES = (
     ("pycorrector==1.1.4", "pycorrector-1.1.4.tar.gz", "pycorrector-1.1.4/pycorrector/data/sighan2015_test.tsv"),
     ("error-correction==1.0.3", "error-correction-1.0.3.tar.gz",
      "error-correction-1.0.3/corrector/data/train_input.txt"),
+    ("pycorrector==0.4.9", "pycorrector-0.4.9.tar.gz", "pycorrector-0.4.9/pycorrector/data/eval_corpus.json"),
 )  # fmt: skip
+SET_NAMES = ("sighan2015", "essays", "eval_corpus")
 _MARKED = re.compile(r"(.)（（(.)））")
 
 
@@ -51,6 +56,7 @@ class Typo:
     typed: str
     right: str
     sentence: str
+    source: str = ""  # one of SET_NAMES
 
 
 def _member(requirement: str, sdist_name: str, member_name: str, into: Path) -> list[str]:
@@ -64,18 +70,19 @@ def _member(requirement: str, sdist_name: str, member_name: str, into: Path) -> 
         return member.read().decode("utf-8").splitlines()
 
 
-def typo_pairs(cache: Path | None = None) -> list[tuple[str, str]]:
-    """(sentence as written, corrected sentence) of both sets."""
+def typo_pairs(cache: Path | None = None) -> list[tuple[str, str, str]]:
+    """(set name, sentence as written, corrected sentence) of the three sets."""
     into = cache or default_cache().parent / "typo-corpora"
     into.mkdir(parents=True, exist_ok=True)
-    sighan, essays = (_member(*source, into) for source in SOURCES)
-    pairs = [(a, b) for a, b in (line.split("\t")[:2] for line in sighan if line.count("\t") >= 1)]
+    sighan, essays, corpus = (_member(*source, into) for source in SOURCES)
+    pairs = [(SET_NAMES[0], a, b) for a, b in (line.split("\t")[:2] for line in sighan if line.count("\t") >= 1)]
     for line in essays:
-        pairs.append((_MARKED.sub(r"\1", line), _MARKED.sub(r"\2", line)))
+        pairs.append((SET_NAMES[1], _MARKED.sub(r"\1", line), _MARKED.sub(r"\2", line)))
+    pairs.extend((SET_NAMES[2], e["text"], e["correction"]) for e in json.loads("\n".join(corpus)))
     return pairs
 
 
-def typos_of(pairs: list[tuple[str, str]]) -> list[Typo]:
+def typos_of(pairs: list[tuple[str, str, str]]) -> list[Typo]:
     """One typo per wrong character that sounds like the right one, as the word of
     the corrected sentence holding it, with that one character wrong; each once."""
     from services.common.analysis import tokenize_with_offsets
@@ -83,7 +90,7 @@ def typos_of(pairs: list[tuple[str, str]]) -> list[Typo]:
     from services.search.confusion_sets import sounds_alike
 
     out: dict[tuple[str, str], Typo] = {}
-    for wrong, right in pairs:
+    for source, wrong, right in pairs:
         if len(wrong) != len(right) or wrong == right:
             continue
         differ = [i for i, (a, b) in enumerate(zip(wrong, right, strict=True)) if a != b]
@@ -93,7 +100,7 @@ def typos_of(pairs: list[tuple[str, str]]) -> list[Typo]:
                 continue
             if not sounds_alike(wrong[inside[0]], right[inside[0]]):
                 continue
-            typo = Typo(wrong[start:end], right[start:end], right)
+            typo = Typo(wrong[start:end], right[start:end], right, source)
             out.setdefault((typo.typed, typo.right), typo)
     return list(out.values())
 
@@ -121,19 +128,24 @@ def measure(data: Path) -> dict:
     # "real-word" error: alone, the query is a right one; only the sentence tells.
     real_words = in_index(index, sorted({t.typed for t in typos}))
     by_kind = {"non-word": [0, 0], "real-word": [0, 0]}  # kind -> [typos, right]
+    by_set = {(n, k): [0, 0, 0] for n in SET_NAMES for k in by_kind}  # (set, kind) -> [typos, right, wrong]
     examples: dict[str, list[str]] = {"wrong": [], "none": [], "false": []}
     for t in typos:
         dym = service.search(t.typed)["did_you_mean"]
-        kind = by_kind["real-word" if t.typed in real_words else "non-word"]
+        name = "real-word" if t.typed in real_words else "non-word"
+        kind, of_set = by_kind[name], by_set[(t.source, name)]
         kind[0] += 1
+        of_set[0] += 1
         if dym is None:
             none += 1
             examples["none"].append(f"{t.typed}->{t.right}")
         elif dym["query"] == t.right:
             right += 1
             kind[1] += 1
+            of_set[1] += 1
         else:
             wrong += 1
+            of_set[2] += 1
             examples["wrong"].append(f"{t.typed}->{dym['query']} (not {t.right})")
     words = sorted(held)
     false = 0
@@ -146,6 +158,8 @@ def measure(data: Path) -> dict:
         "pages": index.count(), "typos": len(typos), "right": right, "wrong": wrong, "none": none,
         "recall": right / len(typos) if typos else 0.0,
         "by_kind": {k: {"typos": n, "right": r, "recall": r / n if n else 0.0} for k, (n, r) in by_kind.items()},
+        "by_set": {f"{s} {k}": {"typos": n, "right": r, "wrong": w, "recall": r / n if n else 0.0}
+                   for (s, k), (n, r, w) in by_set.items()},
         "precision": right / (right + wrong) if right + wrong else 0.0,
         "correct_queries": len(words), "false_corrections": false,
         "false_rate": false / len(words) if words else 0.0,
@@ -166,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
               f"right correction {result['right']} (recall {result['recall']:.3f}), wrong {result['wrong']} "
               f"(precision {result['precision']:.3f}), none {result['none']}; "
               + "; ".join(f"{k} {v['right']}/{v['typos']} ({v['recall']:.3f})" for k, v in result["by_kind"].items())
+              + "; by set: "
+              + "; ".join(f"{k} {v['right']}/{v['typos']} ({v['wrong']} wrong)" for k, v in result["by_set"].items())
               + f"; {result['correct_queries']} correct "
               f"words: {result['false_corrections']} corrected ({result['false_rate']:.3f})")  # fmt: skip
     return 0

@@ -70,6 +70,19 @@ def _table() -> dict[str, str]:
     return table
 
 
+def is_word(word: str) -> bool:
+    """Whether ``word`` is one of the dictionary's words (or the operator's user words)."""
+    if not MIN_CHARS <= len(word) <= MAX_CHARS:
+        return False
+    return any(word in _words_of(key) for key in _keys(word)) or word in user_words()
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_of(key: str) -> frozenset[str]:
+    joined = _table().get(key, "")
+    return frozenset(joined.split(" ")) if joined else frozenset()
+
+
 def _phrase_initials(word: str) -> str:
     """The initials of ``word`` read as a phrase (pypinyin's phrase readings), or ''."""
     readings = phrases_dict.phrases_dict.get(word)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from services.common.analysis import fold
 from services.common.analysis.han import HAN
 from services.search.confusion_sets import candidates
+from services.search.initials_lexicon import is_word
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
@@ -33,6 +34,7 @@ _OPERATOR = re.compile(r"-?site[:：]\S*")
 _WORD_FIELDS = ("title_tokens", "body_tokens")
 MAX_RUN_CHARS = 16
 SHORT_RUN_CHARS = 4  # a run tried even in a query that finds many pages
+SLIP_RUN_CHARS = 3, 4  # runs tried against the dictionary's words one slip away
 # The corrected run must be held verbatim by this many times the pages of the run as
 # typed (and by at least MIN_PAGES): a query that finds some pages as typed is seldom
 # wrong.
@@ -101,16 +103,27 @@ class SpellingCorrector:
 
     def _correct_run(self, run: str, thorough: bool, rare: int) -> tuple[int, str, bool] | None:
         """(position, character, whether no page holds the run as typed) of the best
-        one-character correction of a folded Han run, or None."""
+        one-character correction of a folded Han run, or None: by its bigrams, else by
+        the dictionary's words (``_dictionary_slip``)."""
+        fixed = self._bigram_slip(run, thorough, rare)
+        return fixed if fixed is not None else self._dictionary_slip(run)
+
+    def _bigram_slip(self, run: str, thorough: bool, rare: int) -> tuple[int, str, bool] | None:
+        """The correction that makes the run's bigrams much more common, checked as a
+        phrase; None when none does or the run is not to be tried."""
         old = [run[j : j + 2] for j in range(len(run) - 1)]
         old_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), old)
         missing = [j for j, g in enumerate(old) if old_df[g] == 0]
         short = len(run) <= SHORT_RUN_CHARS
-        if len(missing) > 2 or (not missing and not (short and (thorough or min(old_df.values()) < rare))):
+        if not missing and not (short and (thorough or min(old_df.values()) < rare)):
+            # A longer run whose bigrams all occur is left as typed: trying every
+            # character's candidates in each was a third of the search's time. (An idiom
+            # typed with a slip, 无计于事, whose pairs are all on pages, is still tried
+            # against the dictionary.)
+            return None
+        if len(missing) > 2:
             # One wrong character breaks at most two bigrams; more that no page holds are
-            # words put together (a question's 何配 in 如何配置) or a name. A longer run
-            # whose bigrams all occur is left as typed: trying every character's
-            # candidates in each was a third of the search's time.
+            # words put together (a question's 何配 in 如何配置) or a name.
             return None
         # Where a bigram is on no page, the typo touches it; else any character may be it.
         positions = sorted({i for j in missing for i in (j, j + 1)}) if missing else range(len(run))
@@ -145,6 +158,27 @@ class SpellingCorrector:
         # page holds; a run some page holds needs a correction many times as common.
         if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else 1):
             return best[at] + (typed == 0,)
+        return None
+
+    def _dictionary_slip(self, run: str) -> tuple[int, str, bool] | None:
+        """(position, character, whether no page holds the run as typed) that make a
+        run of three or four characters, no word of the dictionary, into one that is,
+        one sound- or shape-alike character away (无计于事 → 无济于事), held verbatim by
+        at least ``MIN_PAGES`` pages and by ``MIN_GAIN`` times the pages of the run as
+        typed; else None. The dictionary, not the bigrams, finds it: every pair of
+        such a run is on some page."""
+        if len(run) not in SLIP_RUN_CHARS or is_word(run):
+            return None
+        slips = sorted(
+            (cost, i, ch) for i in range(len(run)) for ch, cost in candidates(run[i])
+            if is_word(run[:i] + ch + run[i + 1 :])
+        )[:CHECKED]  # fmt: skip
+        if not slips:
+            return None
+        typed, counts = self._held(run, [run[:i] + ch + run[i + 1 :] for _, i, ch in slips])
+        pages, at = max((c, k) for k, c in enumerate(counts))
+        if pages >= max(MIN_PAGES, MIN_GAIN * typed):
+            return slips[at][1], slips[at][2], typed == 0
         return None
 
     def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:

@@ -76,6 +76,23 @@ def test_a_long_run_no_page_holds_corrected_to_one_a_page_holds_is_sure() -> Non
     assert latin is not None and latin.query == "创建数据透视表 vlookup" and not latin.sure
 
 
+def test_an_idiom_with_a_slip_whose_pairs_are_all_on_pages_is_corrected_by_the_dictionary() -> None:
+    # 无计, 计于 and 于事 are each on more pages than 无济 and 济于, so the bigrams see no
+    # gain in 无济于事; the dictionary's word is one same-sound character away and two
+    # pages hold it.
+    pages = [
+        *((f"无计可施{i}", f"他无计可施，统计于年底。{i}") for i in range(4)),
+        ("于事无补", "于事无补。"),
+        ("无济于事", "哭也无济于事。"),
+        ("劝说", "劝说无济于事。"),
+        ("表格", "表格排列整齐。表格。"),
+    ]
+    corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages))
+    fixed = corrector.correct("无计于事")
+    assert fixed is not None and fixed.query == "无济于事"
+    assert corrector.correct("表格排序") is None  # two words no page puts together: not a slip of a word
+
+
 def test_what_the_pages_say_is_left_as_typed() -> None:
     corrector = SpellingCorrector(term_stats, phrase_count)
     assert corrector.correct("数据透视表") is None
