@@ -72,14 +72,27 @@ _SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body
 # A plan asks for the same text's words, sub-words and bigrams several times (the
 # clauses, the boosts, the highlights), and queries repeat: each analysis is done once
 # and remembered, since a plan asks for each about five times.
+_WHOLE_RUN_CHARS = 4  # a run this short with another region's name is a term, not a phrase
+
+
 @functools.lru_cache(maxsize=8192)
 def _words(text: str) -> tuple[str, ...]:
     words = tuple(segment(text))
     if len(words) > 1:
         # A run the segmenter splits but that has other names (枢纽分析表, Taiwan's
-        # 数据透视表, is cut 枢纽 / 分析 / 表) stays one word, so its names count.
+        # 数据透视表, is cut 枢纽 / 分析 / 表) stays one word, so its names count; so
+        # does a short one (字型大小, 此函数), whose other form a page holds as a phrase.
+        # Not a longer run whose other region's form only comes from a word in it
+        # (如何安装程式 is 如何 / 安装 / 程式, and 程式 has its own names): made one
+        # word, a whole question must be found verbatim, and finds nothing.
         whole = "".join(words)
-        if whole == "".join(fold(text).split()) and (synonyms(whole) or regional_variants(whole)):
+        if whole == "".join(fold(text).split()) and (
+            synonyms(whole)
+            or (
+                regional_variants(whole)
+                and (len(whole) <= _WHOLE_RUN_CHARS or not any(regional_variants(w) for w in words))
+            )
+        ):
             return (whole,)
     return words
 

@@ -258,6 +258,15 @@ def test_a_mistyped_query_shows_what_its_correction_finds_unless_asked_as_typed(
     assert service.search("防火墙配置")["did_you_mean"] is None
 
 
+def test_a_question_holding_a_taiwan_word_is_searched_word_by_word(service: SearchService) -> None:
+    # 软体 has other names (软件, 軟體), and the whole run 如何安装软体套件 had them too:
+    # kept as one word, the question had to be on a page verbatim and found nothing.
+    for q in ("如何安装软体套件", "怎样更新软体套件清单", "使用滑鼠设定网路"):
+        assert service.search(q)["total"] > 0, q
+    assert _urls(service, "如何安装软体套件")[0] == url(3, "/software")
+    assert _urls(service, "使用滑鼠设定网路")[0] == url(3, "/network")
+
+
 def test_a_line_copied_with_one_wrong_character_shows_its_correction_though_the_line_as_typed_finds_pages(
     service: SearchService,
 ) -> None:
