@@ -42,6 +42,7 @@ MAX_INITIALS = 6
 _PER_SOUND = 60  # characters tried for a syllable, most used first
 _PER_INITIAL = 150  # for an initial
 _MISSING = -4.0  # a pair of characters no page holds, in log pages
+MAX_SPLITS = 4  # ways of cutting a query into syllables that are read
 
 
 @functools.cache
@@ -51,15 +52,26 @@ def _syllables() -> frozenset[str]:
 
 def split_syllables(letters: str) -> list[str] | None:
     """The fewest pinyin syllables that spell ``letters`` (xian, not xi an), or None."""
+    splits = syllable_splits(letters)
+    return list(splits[0]) if splits else None
+
+
+def syllable_splits(letters: str, limit: int = MAX_SPLITS) -> list[tuple[str, ...]]:
+    """Every way of cutting ``letters`` into the fewest pinyin syllables, at most
+    ``limit``: fangan is fang an or fan gan, as an input method without the apostrophe
+    reads it both ways."""
     syllables = _syllables()
-    best: list[list[str] | None] = [None] * (len(letters) + 1)
-    best[0] = []
+    best: list[list[tuple[str, ...]]] = [[] for _ in range(len(letters) + 1)]
+    best[0] = [()]
     for end in range(1, len(letters) + 1):
         for start in range(max(0, end - 6), end):
-            head = best[start]
-            if head is not None and letters[start:end] in syllables:
-                if best[end] is None or len(head) + 1 < len(best[end] or ()):
-                    best[end] = [*head, letters[start:end]]
+            if not best[start] or letters[start:end] not in syllables:
+                continue
+            grown = [(*head, letters[start:end]) for head in best[start]]
+            if not best[end] or len(grown[0]) < len(best[end][0]):
+                best[end] = grown[:limit]
+            elif len(grown[0]) == len(best[end][0]):
+                best[end] = (best[end] + grown)[:limit]
     return best[len(letters)]
 
 
@@ -85,15 +97,26 @@ def slots(query: str) -> list[tuple[str, ...]] | None:
     if not _LETTERS.fullmatch(text):
         return None
     letters = text.replace(" ", "")
-    syllables = split_syllables(letters)
+    splits = syllable_splits(letters)
     by_sound = inventory_by_sound()
-    if syllables is not None and 2 <= len(syllables) <= MAX_SYLLABLES:
-        return [tuple(by_sound[s][:_PER_SOUND]) for s in syllables]
+    if splits and 2 <= len(splits[0]) <= MAX_SYLLABLES:
+        return [tuple(by_sound[s][:_PER_SOUND]) for s in splits[0]]
     if 2 <= len(letters) <= MAX_INITIALS and " " not in text:
         initials = _by_initial()
         if all(c in initials for c in letters):
             return [initials[c][:_PER_INITIAL] for c in letters]
     return None
+
+
+def all_slots(query: str) -> list[list[tuple[str, ...]]]:
+    """``slots`` of each way of cutting a pinyin query into the fewest syllables (one
+    list for initials), or [] when it is not pinyin."""
+    text = query.strip().lower()
+    first = slots(query)
+    if first is None or by_initials(query):
+        return [first] if first is not None else []
+    by_sound = inventory_by_sound()
+    return [[tuple(by_sound[s][:_PER_SOUND]) for s in split] for split in syllable_splits(text.replace(" ", ""))]
 
 
 @dataclass(frozen=True)
@@ -141,7 +164,7 @@ class PinyinReader:
                     return None  # initials stand for a word: ppt is not 匹配套
             words, pages = zip(*held[:INITIALS_READINGS], strict=True)
             return Reading(" OR ".join(words), words, pages)
-        beam = self._beam(choices)
+        beam = sorted((pair for split in all_slots(query) for pair in self._beam(split)), key=lambda pair: -pair[0])
         if not beam:
             return None
         if len(choices) <= MAX_WORD_CHARS:
@@ -150,6 +173,11 @@ class PinyinReader:
             held = self._held([text for _, text in beam])
             if held:
                 return Reading(held[0][0])
+        # A longer one is a run some page holds, the likeliest of them (实验性功能,
+        # not 试验性功能, whose pairs are commoner but which no page holds as a run).
+        for _, text in beam[:BEAM]:
+            if self._held_run(text):
+                return Reading(text)
         return Reading(beam[0][1])
 
     def _held(self, words: Sequence[str]) -> list[tuple[str, int]]:

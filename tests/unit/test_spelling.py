@@ -116,6 +116,17 @@ def test_pinyin_is_read_as_the_characters_the_pages_hold() -> None:
     assert reader.read("qwxz") is None  # no reading any page holds a pair of
 
 
+def test_pinyin_cut_two_ways_is_read_the_way_a_page_holds() -> None:
+    # fangan is fan gan or fang an; 反感 and 干 are common pairs here, but only the
+    # reading 创建方案 is a run a page holds.
+    pages = [
+        ("创建方案", "创建方案的步骤。"),
+        ("反感", "反感。反感。反感。干活。干活。"),
+        ("创建", "创建反应。创建。"),
+    ]
+    assert PinyinReader(_term_stats(pages), _phrase_count(pages)).read("chuangjianfangan") == "创建方案"
+
+
 def test_initials_are_read_as_the_words_the_pages_hold_most() -> None:
     # 选择's 择 is not among the 150 characters of z most used as words alone, where the
     # characters' beam looked for it: the dictionary's words of initials xz find it.
