@@ -634,6 +634,63 @@ static PyObject *cell_text(PyObject *cell, int *empty)
     return PyObject_Str(cell);
 }
 
+/* str.split's whitespace: a table below 128, and none above U+3000 (the ideographic
+ * space), where most of a Chinese sheet's characters are, so that they are not each
+ * looked up in Unicode's tables. */
+static inline int sheet_space(Py_UCS4 c)
+{
+    return c < 128 ? Py_UNICODE_ISSPACE(c) : c <= 0x3000 && Py_UNICODE_ISSPACE(c);
+}
+
+/* The characters of one cell onto ``out``: a "\n" before the first of a line (when a
+ * line came before), one space for any whitespace between two of them (or between
+ * two cells: ``space`` comes in set). ``n`` characters of type TYPE at ``data``. */
+#define SHEET_CELL_CHARS(TYPE)                                                                                         \
+    do {                                                                                                               \
+        const TYPE *chars = (const TYPE *)data;                                                                        \
+        for (Py_ssize_t k = 0; k < n; k++) {                                                                           \
+            Py_UCS4 ch = chars[k];                                                                                     \
+            if (sheet_space(ch)) {                                                                                     \
+                space = started;                                                                                       \
+                continue;                                                                                              \
+            }                                                                                                          \
+            if (!started) {                                                                                            \
+                if (out.len > 0) /* a line before this one */                                                          \
+                    out.buf[out.len++] = '\n';                                                                         \
+                started = 1;                                                                                           \
+            } else if (space) {                                                                                        \
+                out.buf[out.len++] = ' ';                                                                              \
+            }                                                                                                          \
+            space = 0;                                                                                                 \
+            out.buf[out.len++] = ch;                                                                                   \
+            if (ch > out.max)                                                                                          \
+                out.max = ch;                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+/* The text of ``c``, made at the width of its widest character. */
+static PyObject *chars_result(const Chars *c)
+{
+    PyObject *text = PyUnicode_New(c->len, c->max);
+    if (text == NULL)
+        return NULL;
+    void *data = PyUnicode_DATA(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        for (Py_ssize_t i = 0; i < c->len; i++)
+            ((Py_UCS1 *)data)[i] = (Py_UCS1)c->buf[i];
+        break;
+    case PyUnicode_2BYTE_KIND:
+        for (Py_ssize_t i = 0; i < c->len; i++)
+            ((Py_UCS2 *)data)[i] = (Py_UCS2)c->buf[i];
+        break;
+    default:
+        if (c->len)
+            memcpy(data, c->buf, (size_t)c->len * sizeof(Py_UCS4));
+    }
+    return text;
+}
+
 static PyObject *sheet_lines(PyObject *self, PyObject *rows)
 {
     PyObject *seq = PySequence_Fast(rows, "rows must be a sequence of rows");
@@ -663,34 +720,24 @@ static PyObject *sheet_lines(PyObject *self, PyObject *rows)
                 Py_DECREF(row);
                 goto fail;
             }
-            int kind = PyUnicode_KIND(text);
             const void *data = PyUnicode_DATA(text);
             space = started; /* between two cells */
-            for (Py_ssize_t k = 0; k < n; k++) {
-                Py_UCS4 ch = PyUnicode_READ(kind, data, k);
-                if (Py_UNICODE_ISSPACE(ch)) {
-                    space = started;
-                    continue;
-                }
-                if (!started) {
-                    if (out.len > 0) /* a line before this one */
-                        out.buf[out.len++] = '\n';
-                    started = 1;
-                } else if (space) {
-                    out.buf[out.len++] = ' ';
-                }
-                space = 0;
-                out.buf[out.len++] = ch;
-                if (ch > out.max)
-                    out.max = ch;
+            switch (PyUnicode_KIND(text)) {
+            case PyUnicode_1BYTE_KIND:
+                SHEET_CELL_CHARS(Py_UCS1);
+                break;
+            case PyUnicode_2BYTE_KIND:
+                SHEET_CELL_CHARS(Py_UCS2);
+                break;
+            default:
+                SHEET_CELL_CHARS(Py_UCS4);
             }
             Py_DECREF(text);
         }
         Py_DECREF(row);
     }
     Py_DECREF(seq);
-    PyObject *result = out.len ? PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out.buf, out.len)
-                               : PyUnicode_FromStringAndSize("", 0);
+    PyObject *result = chars_result(&out);
     PyMem_Free(out.buf);
     return result;
 fail:
