@@ -116,6 +116,21 @@ def _calamine(path: Path) -> str:
     return "\n".join(out)
 
 
+def _calamine_bytes(path: Path) -> str:
+    """calamine given the file's bytes, as Tansuo's reader is (the crawler hands it a
+    response's body), rather than its path: the same text as ``_calamine``."""
+    import io
+
+    import python_calamine
+
+    book = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(path.read_bytes()))
+    out = []
+    for name in book.sheet_names:
+        for row in book.get_sheet_by_name(name).to_python():
+            out.append("\t".join(str(c) for c in row if c != ""))
+    return "\n".join(out)
+
+
 def _openpyxl(path: Path) -> str:
     import openpyxl
 
@@ -161,9 +176,11 @@ def candidates(fmt: str) -> list[tuple[str, str, Callable[[Path], str]]]:
                 ("pdftotext (poppler)", "GPL-2 program", _command("pdftotext", "-q", "-enc", "UTF-8"))],
         "docx": [("python-docx", "MIT", _python_docx), ("docx2python", "MIT", _docx2python)],
         "pptx": [("python-pptx", "MIT", _python_pptx)],
-        "xlsx": [("python-calamine", "MIT", _calamine), ("openpyxl", "MIT", _openpyxl)],
-        "ods": [("python-calamine", "MIT", _calamine)],
-        "xls": [("python-calamine", "MIT", _calamine), ("xls2csv (catdoc)", "GPL-2 program", _command("xls2csv", "-d", "utf-8"))],
+        "xlsx": [("python-calamine", "MIT", _calamine), ("python-calamine-bytes", "MIT", _calamine_bytes),
+                 ("openpyxl", "MIT", _openpyxl)],
+        "ods": [("python-calamine", "MIT", _calamine), ("python-calamine-bytes", "MIT", _calamine_bytes)],
+        "xls": [("python-calamine", "MIT", _calamine), ("python-calamine-bytes", "MIT", _calamine_bytes),
+                ("xls2csv (catdoc)", "GPL-2 program", _command("xls2csv", "-d", "utf-8"))],
         "odt": [("odfpy", "Apache-2.0/GPL/LGPL", _odfpy)],
         "odp": [("odfpy", "Apache-2.0/GPL/LGPL", _odfpy)],
         "doc": [("antiword", "GPL-2 program", _command("antiword", "-m", "UTF-8.txt")),

@@ -23,9 +23,15 @@
  *     as one str, its tokens separated by spaces: what an index field is given. ``subwords`` is a mapping word -> tuple of
  *     sub-words, asked only for a Han word longer than two characters or a Latin word
  *     with a joiner.
+ * sheet_lines(rows) -> str: a spreadsheet's rows (lists of calamine's cell values), one
+ *     line each, as services/extractor/sheet_text.py's rule makes them: cells joined by
+ *     a space, numbers as typed (an integral float without its ".0"), every run of
+ *     whitespace (str.split's) one space, no space at a line's ends, empty lines left
+ *     out, lines joined by "\n".
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -568,6 +574,178 @@ fail:
     return NULL;
 }
 
+
+/* --- sheet_lines: a spreadsheet's rows to lines of text */
+
+typedef struct {
+    Py_UCS4 *buf;
+    Py_ssize_t len, cap;
+    Py_UCS4 max;
+} Chars;
+
+static int chars_reserve(Chars *c, Py_ssize_t more)
+{
+    if (c->len + more <= c->cap)
+        return 0;
+    Py_ssize_t cap = c->cap ? c->cap : 4096;
+    while (cap < c->len + more) {
+        if (cap > PY_SSIZE_T_MAX / 2 / (Py_ssize_t)sizeof(Py_UCS4)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    Py_UCS4 *buf = PyMem_Realloc(c->buf, (size_t)cap * sizeof(Py_UCS4));
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->buf = buf;
+    c->cap = cap;
+    return 0;
+}
+
+/* A cell's text: the str itself (a new reference), None for an empty cell, NULL on
+ * error. A float that is finite and integral is written as an integer ("6", not
+ * "6.0"), another as repr() gives it; any other value as str() gives it. */
+static PyObject *cell_text(PyObject *cell, int *empty)
+{
+    *empty = 0;
+    if (PyUnicode_Check(cell)) {
+        Py_INCREF(cell);
+        return cell;
+    }
+    if (cell == Py_None) {
+        *empty = 1;
+        return NULL;
+    }
+    if (PyFloat_Check(cell)) {
+        double v = PyFloat_AS_DOUBLE(cell);
+        if (isfinite(v) && v == floor(v)) {
+            PyObject *n = PyLong_FromDouble(v);
+            if (n == NULL)
+                return NULL;
+            PyObject *text = PyObject_Str(n);
+            Py_DECREF(n);
+            return text;
+        }
+        return PyObject_Repr(cell);
+    }
+    return PyObject_Str(cell);
+}
+
+/* str.split's whitespace: a table below 128, and none above U+3000 (the ideographic
+ * space), where most of a Chinese sheet's characters are, so that they are not each
+ * looked up in Unicode's tables. */
+static inline int sheet_space(Py_UCS4 c)
+{
+    return c < 128 ? Py_UNICODE_ISSPACE(c) : c <= 0x3000 && Py_UNICODE_ISSPACE(c);
+}
+
+/* The characters of one cell onto ``out``: a "\n" before the first of a line (when a
+ * line came before), one space for any whitespace between two of them (or between
+ * two cells: ``space`` comes in set). ``n`` characters of type TYPE at ``data``. */
+#define SHEET_CELL_CHARS(TYPE)                                                                                         \
+    do {                                                                                                               \
+        const TYPE *chars = (const TYPE *)data;                                                                        \
+        for (Py_ssize_t k = 0; k < n; k++) {                                                                           \
+            Py_UCS4 ch = chars[k];                                                                                     \
+            if (sheet_space(ch)) {                                                                                     \
+                space = started;                                                                                       \
+                continue;                                                                                              \
+            }                                                                                                          \
+            if (!started) {                                                                                            \
+                if (out.len > 0) /* a line before this one */                                                          \
+                    out.buf[out.len++] = '\n';                                                                         \
+                started = 1;                                                                                           \
+            } else if (space) {                                                                                        \
+                out.buf[out.len++] = ' ';                                                                              \
+            }                                                                                                          \
+            space = 0;                                                                                                 \
+            out.buf[out.len++] = ch;                                                                                   \
+            if (ch > out.max)                                                                                          \
+                out.max = ch;                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+/* The text of ``c``, made at the width of its widest character. */
+static PyObject *chars_result(const Chars *c)
+{
+    PyObject *text = PyUnicode_New(c->len, c->max);
+    if (text == NULL)
+        return NULL;
+    void *data = PyUnicode_DATA(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        for (Py_ssize_t i = 0; i < c->len; i++)
+            ((Py_UCS1 *)data)[i] = (Py_UCS1)c->buf[i];
+        break;
+    case PyUnicode_2BYTE_KIND:
+        for (Py_ssize_t i = 0; i < c->len; i++)
+            ((Py_UCS2 *)data)[i] = (Py_UCS2)c->buf[i];
+        break;
+    default:
+        if (c->len)
+            memcpy(data, c->buf, (size_t)c->len * sizeof(Py_UCS4));
+    }
+    return text;
+}
+
+static PyObject *sheet_lines(PyObject *self, PyObject *rows)
+{
+    PyObject *seq = PySequence_Fast(rows, "rows must be a sequence of rows");
+    if (seq == NULL)
+        return NULL;
+    Chars out = {0};
+    Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "a row must be a sequence of cells");
+        if (row == NULL)
+            goto fail;
+        Py_ssize_t ncells = PySequence_Fast_GET_SIZE(row);
+        int started = 0, space = 0;
+        for (Py_ssize_t i = 0; i < ncells; i++) {
+            int empty;
+            PyObject *text = cell_text(PySequence_Fast_GET_ITEM(row, i), &empty);
+            if (text == NULL) {
+                if (empty)
+                    continue;
+                Py_DECREF(row);
+                goto fail;
+            }
+            Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+            /* at most: a "\n" before the line, a space before this cell, the cell */
+            if (chars_reserve(&out, n + 2) < 0) {
+                Py_DECREF(text);
+                Py_DECREF(row);
+                goto fail;
+            }
+            const void *data = PyUnicode_DATA(text);
+            space = started; /* between two cells */
+            switch (PyUnicode_KIND(text)) {
+            case PyUnicode_1BYTE_KIND:
+                SHEET_CELL_CHARS(Py_UCS1);
+                break;
+            case PyUnicode_2BYTE_KIND:
+                SHEET_CELL_CHARS(Py_UCS2);
+                break;
+            default:
+                SHEET_CELL_CHARS(Py_UCS4);
+            }
+            Py_DECREF(text);
+        }
+        Py_DECREF(row);
+    }
+    Py_DECREF(seq);
+    PyObject *result = chars_result(&out);
+    PyMem_Free(out.buf);
+    return result;
+fail:
+    Py_DECREF(seq);
+    PyMem_Free(out.buf);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"fold_chars", fold_chars, METH_VARARGS, "(folded text, any traditional character) by fold.py's table."},
     {"pair_hashes", pair_hashes, METH_O, "rensa's token hashes of each word pair of a space-separated text."},
@@ -575,6 +753,7 @@ static PyMethodDef methods[] = {
     {"grams_of_runs", grams_of_runs, METH_O, "The bigram stream alone, from scan()'s runs."},
     {"assemble", assemble, METH_VARARGS,
      "(words, sub-words, bigrams) from scan()'s runs and rjieba's cut: lists, or space-joined strs if joined."},
+    {"sheet_lines", sheet_lines, METH_O, "A spreadsheet's rows as lines of text, by sheet_text.py's rule."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import datetime
 import io
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
 import python_calamine
 
+from services.common.runtime.native_code import native
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText, TextSink
 from services.extractor.xml_text import core_title
 from services.extractor.zip_parts import Package, ZipIndex
@@ -69,7 +70,7 @@ def _sheet_text(rows: Iterator[list[Any]], max_chars: int) -> tuple[str, Excepti
             chunk.extend(islice(rows, _ROWS_AT_ONCE))  # keeps the rows read before an error
         except Exception as exc:
             error = exc
-        text = _rows_text(chunk)
+        text = rows_text(chunk)
         if text:
             parts.append(text)
             used += len(text) + 1
@@ -83,8 +84,10 @@ def _rows_text(rows: list[list[Any]]) -> str:
     every run of whitespace, a cell's own line breaks included, one space; a number
     written as typed, 6 and not 6.0), the empty lines left out.
 
-    Done by ``map`` in C: a Python loop over the rows, or a split of every row, cost
-    as much as calamine's reading of a small sheet (docs/benchmarks.md). A row is
+    This is the Python twin of the C module's ``sheet_lines`` (services/common/_native.c),
+    which ``rows_text`` is where the module was built: this one, though done by ``map``
+    in C, cost as much as calamine's reading of a small sheet, the C one a quarter of
+    it (docs/benchmarks.md). A row is
     stripped (empty cells at its ends, the common case, leave spaces there); only when
     a row holds whitespace other than spaces (or a control character) are the lines
     split and joined."""
@@ -100,6 +103,11 @@ def _rows_text(rows: list[list[Any]]) -> str:
     while "  " in text:  # runs of spaces (empty cells between full ones): halved each time
         text = text.replace("  ", " ")
     return text
+
+
+# A chunk of rows to its lines: in C where the module was built, one pass over the
+# characters with no object made per row or per cell.
+rows_text: Callable[[list[list[Any]]], str] = native.sheet_lines if native is not None else _rows_text
 
 
 # Cell types whose str() is the cell's text (a float is written as typed, 6 not 6.0).

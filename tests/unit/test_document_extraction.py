@@ -194,6 +194,22 @@ def test_a_real_title_is_kept_with_its_spaces_collapsed() -> None:
     assert first_line("\n  \n第一章 总则\n正文") == "第一章 总则"
 
 
+def test_a_metadata_title_is_read_whatever_the_parts_encoding() -> None:
+    # A part without the word "title" in ASCII is not parsed; in UTF-16 the word is
+    # not spelt in ASCII, and the part must still be parsed.
+    core = ('<?xml version="1.0" encoding="UTF-16"?><cp:coreProperties xmlns:cp="x" '
+            'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>二〇二六年招生简章</dc:title></cp:coreProperties>')  # fmt: skip
+    body = f"<w:document {W}><w:body><w:p><w:r><w:t>{TEXT}</w:t></w:r></w:p></w:body></w:document>"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("word/document.xml", body)
+        z.writestr("docProps/core.xml", core.encode("utf-16"))
+    assert extract_document(buf.getvalue()).title == "二〇二六年招生简章"
+    assert extract_document(_docx([("", TEXT)], title="二〇二六年招生简章")).title == "二〇二六年招生简章"
+    untitled = _zip({"word/document.xml": body, "docProps/core.xml": '<cp:coreProperties xmlns:cp="x"/>'})
+    assert extract_document(untitled).title == ""
+
+
 def test_a_document_without_a_real_title_takes_its_first_line_as_heading() -> None:
     found = extract_document(_docx([("", "关于开展二〇二六年招生工作的通知"), ("", TEXT)], title="Microsoft Word - 文档1.doc"))
     assert found.title == "" and found.headings == ["关于开展二〇二六年招生工作的通知"]

@@ -1,22 +1,44 @@
-"""A spreadsheet's rows made into lines in C (``map`` over whole chunks of rows) give
-what the rule gives row by row: cells joined, numbers as typed, every run of
-whitespace one space, empty rows left out."""
+"""A spreadsheet's rows made into lines a chunk at a time, by the C module's
+``sheet_lines`` and by its Python twin (``map`` over whole chunks of rows), give what
+the rule gives row by row: cells joined, numbers as typed, every run of whitespace
+one space, empty rows left out."""
 
 from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from services.extractor.sheet_text import _ROWS_AT_ONCE, _rows_text, _sheet_text
+from services.common.runtime.native_code import native
+from services.extractor.sheet_text import _ROWS_AT_ONCE, _rows_text, _sheet_text, rows_text
+
+RowsText = Callable[[list[list[Any]]], str]
+
+
+@pytest.fixture(params=["python", "c"])
+def lines_of(request: pytest.FixtureRequest) -> RowsText:
+    """Each way of making a chunk of rows into lines."""
+    if request.param == "python":
+        return _rows_text
+    # scripts/install.sh installs a C compiler; without the module, the "c" cases
+    # would compare Python with itself.
+    assert native is not None, "services/common/_native.c was not built: pip install -e . with gcc present"
+    return native.sheet_lines
+
+
+def test_the_reader_takes_the_c_module_where_it_was_built() -> None:
+    assert native is not None and rows_text is native.sheet_lines
 
 
 def _rule(rows: list[list[Any]]) -> str:
     """The rule, one row and one cell at a time."""
 
     def cell(value: Any) -> str:
+        if value is None:  # an empty cell, as some readers give it
+            return ""
         if isinstance(value, float) and math.isfinite(value) and value == int(value):
             return str(int(value))
         return value if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
@@ -41,18 +63,18 @@ ROWS: list[list[Any]] = [
 
 
 @pytest.mark.parametrize("start", range(len(ROWS)))
-def test_rows_give_what_the_rule_gives(start: int) -> None:
+def test_rows_give_what_the_rule_gives(start: int, lines_of: RowsText) -> None:
     rows = ROWS[start:] + ROWS[:start]
-    assert _rows_text(rows) == _rule(rows)
-    assert _rows_text([r for r in rows if all(isinstance(c, str) for c in r)]) == _rule(
+    assert lines_of(rows) == _rule(rows)
+    assert lines_of([r for r in rows if all(isinstance(c, str) for c in r)]) == _rule(
         [r for r in rows if all(isinstance(c, str) for c in r)]
     )
 
 
-def test_clean_rows_take_the_quick_path_and_give_the_same() -> None:
+def test_clean_rows_take_the_quick_path_and_give_the_same(lines_of: RowsText) -> None:
     rows = [["第 1 章 GNU/Linux 教程", "", ""], ["我认为学习一个计算机系统。", "虽然教程是有帮助的。", ""]] * 3
     assert (
-        _rows_text(rows)
+        lines_of(rows)
         == _rule(rows)
         == "\n".join(["第 1 章 GNU/Linux 教程", "我认为学习一个计算机系统。 虽然教程是有帮助的。"] * 3)
     )
@@ -77,11 +99,36 @@ def test_the_rows_before_an_error_are_kept_with_the_error() -> None:
     assert text == "甲 1\n乙" and isinstance(error, ValueError)
 
 
-def test_a_list_with_numbers_in_whole_columns_gives_what_the_rule_gives() -> None:
+def test_a_list_with_numbers_in_whole_columns_gives_what_the_rule_gives(lines_of: RowsText) -> None:
     rows: list[list[Any]] = [["序号", "姓名", "成绩", "日期"]]
     rows += [[float(i), f"学生{i}", 60 + i / 4, datetime.date(2026, 7, 1 + i % 28)] for i in range(1, 600)]
     rows[300][1] = 12345  # a number in a column of text, far from the first number
     rows[400][2] = "缺考"  # text in a column of numbers
-    assert _rows_text(rows) == _rule(rows)
+    assert lines_of(rows) == _rule(rows)
     ints = [["序号", "字数"]] + [[i, i * 3] for i in range(1, 300)]
-    assert _rows_text(ints) == _rule(ints)
+    assert lines_of(ints) == _rule(ints)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [],  # no rows
+        [[], [""], [None, "  "]],  # rows with nothing in them
+        [["\U0001f600 表情", "\x00", "é"]],  # a character beyond the BMP, NUL, Latin-1
+        [("元组", 3.0), ["列表", float("inf"), float("-inf")]],  # a row as a tuple; infinities
+        [["a"] * 3000],  # one line longer than the first buffer the C module takes
+        [[1e300, -1e300, 5e-324, 2.0**53 + 2]],  # floats whose integer is long
+    ],
+)
+def test_edge_rows_give_what_the_rule_gives(rows: list[list[Any]], lines_of: RowsText) -> None:
+    assert lines_of(rows) == _rule(rows)
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+def test_a_cell_whose_text_fails_raises_its_error(lines_of: RowsText) -> None:
+    with pytest.raises(ValueError, match="no text"):
+        lines_of([["甲", _Unprintable()]])
