@@ -142,7 +142,8 @@ class SearchService:
         ``matched_all`` is False when no page had every word and the results are
         pages with any of them. ``did_you_mean`` is a correction of the query's typos
         (``{"query": ..., "shown": bool}``; shown: the results are the corrected
-        query's, since it found much more) or None; ``as_typed`` asks for none.
+        query's, since it found much more) or None; ``as_typed`` asks for none. A query
+        of initials read as several words adds ``readings``, those words, most held first.
         """
         started = time.perf_counter()
         try:
@@ -296,7 +297,12 @@ class SearchService:
         better = found[2] > 0 and (
             exact == 0 or correction.sure or found[2] >= max(self._cfg.search_typo_few, 2 * exact)
         )
-        return {"query": correction.query, "shown": better}, ((parsed, found) if better else None)
+        answer: dict[str, Any] = {"query": correction.query, "shown": better}
+        if reading is not None and len(reading.words) > 1:
+            # The OR of the readings, searched as typed, ranks by score alone: the line
+            # names each word, for a link that searches it alone (its pages first).
+            answer["readings"] = list(reading.words)
+        return answer, ((parsed, found) if better else None)
 
     def _find(self, parsed: ParsedQuery, window: int, sort: str) -> tuple[Plan, SearchHits, int]:
         """The plan that answered, its hits, and how many pages hold the query as typed:
