@@ -312,6 +312,17 @@ def test_the_line_names_each_reading_of_initials_and_its_link_shows_the_page_it_
     assert "readings" not in service.search("fanghuoqiang")["did_you_mean"]
 
 
+def test_a_query_of_initials_of_two_words_in_a_row_finds_the_pages_holding_them_so(service: SearchService) -> None:
+    # No dictionary word spells zdgx or sjpx: 自动 + 更新, 数据 + 排序, as pages hold them.
+    out = service.search("zdgx")
+    assert out["did_you_mean"] == {"query": "自动更新", "shown": True}
+    assert out["results"][0]["url"] == url(0, "/security")
+    out = service.search("sjpx")
+    assert out["did_you_mean"] == {"query": "数据排序", "shown": True}
+    assert out["results"][0]["url"] == url(1, "/office/sort")
+    assert service.search("hello")["did_you_mean"] is None
+
+
 def _body(service: SearchService, url: str) -> str:
     return fold(service._index.get(url).body)  # type: ignore[union-attr]  # a result's page is in the index
 
