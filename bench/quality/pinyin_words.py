@@ -5,7 +5,12 @@ title, headings and body, as ``tansuo eval`` reads them), two queries: the word 
 toneless pinyin run together (数据透视表 → shujutoushibiao) and in its initials
 (sjtsb). A query succeeds when a page among its first ten results holds the word.
 
-    python -m bench.quality.pinyin_words --data DIR [--words 1000]
+``--pairs N`` measures initials of two words in a row too: the N pairs of words of two
+or three characters most pages hold side by side (segmented as two words, written
+together: 自动 + 筛选), typed in the initials of the two (zdsx); found when a page among
+the first ten holds the pair in a row.
+
+    python -m bench.quality.pinyin_words --data DIR [--words 1000] [--pairs 300]
 """
 
 from __future__ import annotations
@@ -24,6 +29,47 @@ def frequent_words(index, n: int) -> list[str]:
     for doc in iter_corpus(index):
         df.update(w for w in set(doc.title_tokens + doc.body_tokens) if len(w) >= 2 and HAN_RUN.fullmatch(w))
     return [w for w, _ in df.most_common(n)]
+
+
+def frequent_pairs(index, n: int) -> list[str]:
+    """The ``n`` runs of two adjacent word tokens of two or three Han characters each that
+    most pages hold as written (the two words side by side in the page's text)."""
+    from services.common.analysis import fold
+    from services.common.analysis.han import HAN_RUN
+    from services.evaluation.corpus import iter_corpus
+
+    df: Counter[str] = Counter()
+    for doc in iter_corpus(index):
+        text = fold(doc.text)
+        found = set()
+        for tokens in (doc.title_tokens, doc.body_tokens):
+            for a, b in zip(tokens, tokens[1:], strict=False):
+                if 2 <= len(a) <= 3 and 2 <= len(b) <= 3 and HAN_RUN.fullmatch(a + b) and a + b in text:
+                    found.add(a + b)
+        df.update(found)
+    return [w for w, _ in df.most_common(n)]
+
+
+def measure_pairs(data: Path, n: int) -> dict:
+    from services.common.analysis import fold
+    from services.common.analysis.pinyin_keys import initials_of
+    from services.common.bootstrap import build_search_index
+    from services.common.config import Settings
+    from services.search.search_service import SearchService
+
+    cfg = Settings(data_dir=data)
+    index = build_search_index(cfg, read_only=True)
+    service = SearchService(cfg, index)
+    pairs = frequent_pairs(index, n)
+    found, misses = 0, []
+    for run in pairs:
+        typed = initials_of(run)
+        results = service.search(typed, size=10)["results"]
+        if any(run in fold(r["title"] + " " + r["snippet"]) or _holds(index, r["url"], run) for r in results):
+            found += 1
+        else:
+            misses.append(f"{run} ({typed})")
+    return {"pairs": len(pairs), "pair_initials_top10": found / max(1, len(pairs)), "pair_misses": misses[:30]}
 
 
 def measure(data: Path, n: int) -> dict:
@@ -62,8 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.pinyin_words", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--words", type=int, default=1000)
+    parser.add_argument("--pairs", type=int, default=0, help="also measure initials of this many word pairs")
     args = parser.parse_args(argv)
-    print(json.dumps(measure(args.data, args.words), ensure_ascii=False, indent=1))
+    out = measure(args.data, args.words) if args.words else {}
+    if args.pairs:
+        out.update(measure_pairs(args.data, args.pairs))
+    print(json.dumps(out, ensure_ascii=False, indent=1))
     return 0
 
 

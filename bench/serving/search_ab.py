@@ -11,10 +11,11 @@ Queries: the million-page benchmark's draw (``bench.scale.scale_queries``: words
 questions, titles, quotes), each also typed with one wrong character (a same-pinyin
 homophone, as ``tansuo eval --generate`` makes them) for a second mix, and the first
 word of two to four characters of each typed in its pinyin initials (xz for 选择) for
-a third.
+a third, and the first two words in a row of two or three characters each, typed in
+their initials (zdsx for 自动筛选), for a fourth.
 
     .venv/bin/python -m bench.serving.search_ab --data DIR [--base REV] [--queries 1000]
-        [--mixes queries,typos,initials]
+        [--mixes queries,typos,initials,pairs]
 """
 
 from __future__ import annotations
@@ -95,7 +96,16 @@ def draw(n: int) -> dict[str, list[str]]:
     typos = [t for q in plain if (t := with_one_typo(q, homophones, rng)) is not None]
     words = [next((w for w in segment(q) if 2 <= len(w) <= 4 and HAN_RUN.fullmatch(w)), "") for q in plain]
     initials = [initials_of(w) for w in words if w and len(initials_of(w)) == len(w)]
-    return {"queries": plain, "typos": typos, "initials": initials}
+    pairs = [initials_of(p) for q in plain if (p := _first_pair(segment(q))) and len(initials_of(p)) == len(p)]
+    return {"queries": plain, "typos": typos, "initials": initials, "pairs": pairs}
+
+
+def _first_pair(words: list[str]) -> str:
+    """The first two words in a row of two or three Han characters each, written together."""
+    from services.common.analysis.han import HAN_RUN
+
+    return next((a + b for a, b in zip(words, words[1:], strict=False)
+                 if 2 <= len(a) <= 3 and 2 <= len(b) <= 3 and HAN_RUN.fullmatch(a + b)), "")  # fmt: skip
 
 
 def measure(base: Path, data: Path, queries: list[str], passes: int = 2) -> dict[str, list[float]]:

@@ -216,7 +216,14 @@ def _what_was_searched(result: dict) -> list[str]:
     fallback to any word, the notes on the query."""
     lines = []
     correction = result.get("did_you_mean")
-    if correction and correction["shown"]:
+    if correction and correction.get("readings"):
+        # Initials read as several words: each is what to search alone for its own pages.
+        words = ", ".join(correction["readings"])
+        if correction["shown"]:
+            lines.append(f"showing results for the words it may spell: {words} (add --as-typed to search it as typed)")
+        else:
+            lines.append(f"it may spell: {words}")
+    elif correction and correction["shown"]:
         lines.append(f"showing results for {correction['query']} (add --as-typed to search the query as typed)")
     elif correction:
         lines.append(f"did you mean: {correction['query']}")

@@ -9,7 +9,9 @@ site's language) picks the likeliest run of characters, as a pinyin input method
 does with its language model. Initials stand for a word: they are read as the words
 of a dictionary (``initials_lexicon``) the pages hold most, several of them searched
 at once (``reading_mix`` shares the first page among them); the characters' beam
-reads only a word the dictionary lacks. The search service asks this only of a query
+reads only a word the dictionary lacks. Four letters or more may be two words typed
+together (zdsx: 自动 + 筛选, ``initials_pairs``): the pairs pages hold in a row are
+searched beside the single words, ranked with them by the pages holding each. The search service asks this only of a query
 with no Chinese whose Latin words few pages hold: ``excel`` or ``linux`` are searched
 as typed.
 """
@@ -26,6 +28,7 @@ import rjieba
 
 from services.search.confusion_sets import inventory_by_sound
 from services.search.initials_lexicon import words_with_initials
+from services.search.initials_pairs import likeliest_pairs
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
 
 TermStats = Callable[[Sequence[tuple[str, str]]], tuple[int, list[int]]]
@@ -35,6 +38,7 @@ _LETTERS = re.compile(r"[a-z]+(?: [a-z]+)*")
 BEAM = 8
 MAX_WORD_CHARS = 4  # a reading this short is taken as a word where one is held
 INITIALS_READINGS = 6  # the words searched for a query of initials
+PAIRS_BESIDE_WORDS = True  # pairs of words are read beside single words, not only without them
 LEXICON_WORDS = 1000  # the dictionary's words asked about for a query of initials, most used first
 _WORD_FIELDS = ("title_tokens", "body_tokens")
 MAX_SYLLABLES = 8
@@ -147,23 +151,7 @@ class PinyinReader:
         if choices is None:
             return None
         if by_initials(query):
-            # Initials stand for many words alike (jj: 经济, 解决, 积极): the words the
-            # pages hold most among the dictionary's are all searched, as an input
-            # method lists its first candidates; the characters' beam is for a word
-            # the dictionary lacks.
-            held = self._held(words_with_initials(query.strip().lower(), LEXICON_WORDS))
-            if not held:
-                beam = self._beam(choices)
-                if len(choices) > MAX_WORD_CHARS:
-                    # A long compound the dictionary lacks (sjtsb: 数据透视表), taken only
-                    # when a page holds it: the runs an English word or a name spells
-                    # (hello: 皇恩来了欧, odff: 藕的方法) have common pairs, not pages.
-                    return Reading(beam[0][1]) if beam and self._held_run(beam[0][1]) else None
-                held = self._held([text for _, text in beam])
-                if not held:
-                    return None  # initials stand for a word: ppt is not 匹配套
-            words, pages = zip(*held[:INITIALS_READINGS], strict=True)
-            return Reading(" OR ".join(words), words, pages)
+            return self._initials_reading(query.strip().lower(), choices)
         beam = sorted((pair for split in all_slots(query) for pair in self._beam(split)), key=lambda pair: -pair[0])
         if not beam:
             return None
@@ -188,6 +176,52 @@ class PinyinReader:
         _, dfs = self._term_stats([(f, w) for w in words for f in _WORD_FIELDS])
         held = [(w, max(dfs[2 * i], dfs[2 * i + 1])) for i, w in enumerate(words)]
         return sorted((pair for pair in held if pair[1] > 0), key=lambda pair: -pair[1])
+
+    def _initials_reading(self, letters: str, choices: list[tuple[str, ...]]) -> Reading | None:
+        """Initials stand for many words alike (jj: 经济, 解决, 积极): the words the pages
+        hold most among the dictionary's are all searched, as an input method lists its
+        first candidates, and with them, for four letters or more, the pairs of words
+        pages hold in a row (zdsx: 自动筛选), ranked with the words by the pages holding
+        each; the characters' beam is for a word the dictionary lacks."""
+        held = self._held(words_with_initials(letters, LEXICON_WORDS))
+        pairs = self._pairs(letters) if PAIRS_BESIDE_WORDS or not held else []
+        if pairs:
+            runs = {run for run, _ in pairs}
+            # A pair is a run, not two words anywhere: quoted when OR'ed with others.
+            readings = sorted(held + pairs, key=lambda pair: -pair[1])[:INITIALS_READINGS]
+            if len(readings) == 1:
+                return Reading(readings[0][0])
+            words, pages = zip(*readings, strict=True)
+            return Reading(" OR ".join(f'"{w}"' if w in runs else w for w in words), words, pages)
+        if not held:
+            beam = self._beam(choices)
+            if len(choices) > MAX_WORD_CHARS:
+                # A long compound the dictionary lacks (sjtsb: 数据透视表), taken only
+                # when a page holds it: the runs an English word or a name spells
+                # (hello: 皇恩来了欧, odff: 藕的方法) have common pairs, not pages.
+                return Reading(beam[0][1]) if beam and self._held_run(beam[0][1]) else None
+            held = self._held([text for _, text in beam])
+            if not held:
+                return None  # initials stand for a word: ppt is not 匹配套
+        words, pages = zip(*held[:INITIALS_READINGS], strict=True)
+        return Reading(" OR ".join(words), words, pages)
+
+    def _pairs(self, letters: str) -> list[tuple[str, int]]:
+        """The likeliest pairs of dictionary words spelling ``letters`` that pages hold
+        in a row, with how many pages do, most first (at most ``INITIALS_READINGS``)."""
+        runs = likeliest_pairs(letters, self._held_counts, self._gram_counts)
+        counted = [(run, self._phrase_count(tuple(run[i : i + 2] for i in range(len(run) - 1)), False)) for run in runs]
+        return sorted((pair for pair in counted if pair[1] > 0), key=lambda pair: -pair[1])[:INITIALS_READINGS]
+
+    def _gram_counts(self, grams: Sequence[str]) -> list[int]:
+        """How many pages hold each pair of characters, in title or body (the more)."""
+        _, dfs = self._term_stats([(f, g) for g in grams for f in (TITLE_GRAMS, BODY_GRAMS)])
+        return [max(dfs[2 * i], dfs[2 * i + 1]) for i in range(len(grams))]
+
+    def _held_counts(self, words: Sequence[str]) -> list[int]:
+        """How many pages hold each of ``words`` as a word, in title or body (the more)."""
+        _, dfs = self._term_stats([(f, w) for w in words for f in _WORD_FIELDS])
+        return [max(dfs[2 * i], dfs[2 * i + 1]) for i in range(len(words))]
 
     def _held_run(self, text: str) -> bool:
         """Whether some page holds ``text``, its bigrams in a row, in title or body."""

@@ -8,8 +8,13 @@ readings (the most held first), then the page's other places by the pages each
 reading holds (Sainte-Laguë's divisors, so a reading held twice as often gets about
 twice the places). The rest follow in rank order.
 
-Only the first ``head`` hits are looked at, a number that does not depend on the page
-asked for: the first page then comes out the same whichever page is asked.
+A reading's pages are taken from its own first page, the reading searched alone: the
+correction line links each reading so, and whoever clicks it finds there the page the
+first page gave it. Among them, those with the reading in their title come first,
+then those the query of all the readings ranks higher (a page about 旋转 that says 选择
+once is not 选择's best page), of its first ``MIX_HEAD`` hits only, a number that does
+not depend on the page asked for: the first page comes out the same whichever page is
+asked.
 """
 
 from __future__ import annotations
@@ -58,32 +63,42 @@ def places(pages: Sequence[int], available: Sequence[int], size: int) -> list[in
     return got
 
 
-def mix_readings(hits: Sequence[SearchHit], words: Sequence[str], pages: Sequence[int], size: int) -> list[SearchHit]:
-    """``hits`` reordered so that the first ``size`` share their places among the
-    readings ``words`` (each held by ``pages`` pages, most first): round by round, each
-    reading's next best hit in the readings' order; then every other hit in rank order.
-
-    A reading's best hits are those with it in their title, then the others, each in
-    rank order: the OR of the readings ranks first the pages holding several of them,
-    and a page about 旋转 that says 选择 once is not 选择's best page."""
-    head = list(hits[:MIX_HEAD])
-    in_title: list[list[int]] = [[] for _ in words]
-    in_text: list[list[int]] = [[] for _ in words]
-    for at, hit in enumerate(head):
-        titled = set(readings_held(hit, words, title_only=True))
-        for i in readings_held(hit, words):
-            (in_title if i in titled else in_text)[i].append(at)
-    by_reading = [a + b for a, b in zip(in_title, in_text, strict=True)]
-    quota = places(pages, [len(b) for b in by_reading], size)
-    chosen: list[int] = []
-    taken: set[int] = set()
+def mix_own_rankings(
+    hits: Sequence[SearchHit], own: Sequence[Sequence[SearchHit]], pages: Sequence[int], size: int
+) -> list[SearchHit]:
+    """``hits`` (the OR of the readings) with a first ``size`` made of each reading's own
+    best hits (``own``: the reading searched alone, best first, as its link on the
+    correction line searches it), round by round in the readings' order, the places
+    shared by ``pages`` (``places``); then every other hit of ``hits`` in rank order.
+    So the page a reading has on the first page is the first its own link shows."""
+    quota = places(pages, [len(ranked) for ranked in own], size)
+    chosen: list[SearchHit] = []
+    taken: set[str] = set()
     for round_ in range(max(quota, default=0)):
-        for i, ats in enumerate(by_reading):
-            if round_ >= quota[i]:
+        for i, ranked in enumerate(own):
+            if round_ >= quota[i] or len(chosen) >= size:
                 continue
-            # The reading's best hit not already placed for another reading it holds.
-            best = next((a for a in ats if a not in taken), None)
-            if best is not None and len(chosen) < size:
+            best = next((h for h in ranked if h.url not in taken), None)
+            if best is not None:
                 chosen.append(best)
-                taken.add(best)
-    return [head[at] for at in chosen] + [h for at, h in enumerate(hits) if at not in taken]
+                taken.add(best.url)
+    return chosen + [h for h in hits if h.url not in taken]
+
+
+def own_in_query_order(
+    own: Sequence[Sequence[SearchHit]], hits: Sequence[SearchHit], words: Sequence[str]
+) -> list[list[SearchHit]]:
+    """Each reading's own first page (``own``), only the pages holding it, ordered as
+    ``mix_readings`` prefers: with the reading in their title first, then by the rank
+    the query of all the readings (``hits``) gives them, then by their own rank. The
+    page a reading is given is then one its link shows on its first page, and the one
+    the whole query would have chosen where that is among them."""
+    # Only the first MIX_HEAD count, so the order is the same whichever page is asked.
+    at = {h.url: i for i, h in enumerate(hits[:MIX_HEAD])}
+    out = []
+    for ranked, word in zip(own, words, strict=True):
+        holding = [(n, h) for n, h in enumerate(ranked) if readings_held(h, (word,))]
+        titled = {h.url for _, h in holding if readings_held(h, (word,), title_only=True)}
+        holding.sort(key=lambda pair: (pair[1].url not in titled, at.get(pair[1].url, MIX_HEAD), pair[0]))
+        out.append([h for _, h in holding])
+    return out

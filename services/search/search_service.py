@@ -37,7 +37,7 @@ from services.search.query_syntax import (
     clean_site,
     parse,
 )
-from services.search.reading_mix import MIX_HEAD, mix_readings
+from services.search.reading_mix import MIX_HEAD, mix_own_rankings, own_in_query_order
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
 from services.search.snippets import snippet_at, title_html
@@ -142,7 +142,8 @@ class SearchService:
         ``matched_all`` is False when no page had every word and the results are
         pages with any of them. ``did_you_mean`` is a correction of the query's typos
         (``{"query": ..., "shown": bool}``; shown: the results are the corrected
-        query's, since it found much more) or None; ``as_typed`` asks for none.
+        query's, since it found much more) or None; ``as_typed`` asks for none. A query
+        of initials read as several words adds ``readings``, those words, most held first.
         """
         started = time.perf_counter()
         try:
@@ -291,12 +292,22 @@ class SearchService:
         mixed = reading is not None and len(reading.words) > 1 and sort != "date"
         found = self._find(parsed, max(window, MIX_HEAD) if mixed else window, sort)
         if mixed and reading is not None:
+            # Each reading's places on the first page go to its own best pages, those its
+            # link on the correction line shows first, that hold it as written (a word's
+            # search may rank first a page found through a synonym).
             plan, hits, count = found
-            found = plan, SearchHits(hits.total, mix_readings(hits.hits, reading.words, reading.pages, size)), count
+            own = [self._find(self.parse(word, site), size, sort)[1].hits[:size] for word in reading.words]
+            own = own_in_query_order(own, hits.hits, reading.words)
+            found = plan, SearchHits(hits.total, mix_own_rankings(hits.hits, own, reading.pages, size)), count
         better = found[2] > 0 and (
             exact == 0 or correction.sure or found[2] >= max(self._cfg.search_typo_few, 2 * exact)
         )
-        return {"query": correction.query, "shown": better}, ((parsed, found) if better else None)
+        answer: dict[str, Any] = {"query": correction.query, "shown": better}
+        if reading is not None and len(reading.words) > 1:
+            # The OR of the readings, searched as typed, ranks by score alone: the line
+            # names each word, for a link that searches it alone (its pages first).
+            answer["readings"] = list(reading.words)
+        return answer, ((parsed, found) if better else None)
 
     def _find(self, parsed: ParsedQuery, window: int, sort: str) -> tuple[Plan, SearchHits, int]:
         """The plan that answered, its hits, and how many pages hold the query as typed:

@@ -17,6 +17,12 @@ from tests.page_events import page_event
 pytestmark = pytest.mark.browser
 
 SUBJECTS = ["无线网络", "软件包", "防火墙", "文件系统", "内核模块", "打印服务"]
+# Pages for the words of initials xz (选择, 下载): none says 配置 or a subject.
+XZ_PAGES = [
+    ("如何选择镜像", "选择离你最近的镜像，下载会更快。"),
+    ("下载安装包", "在这里下载安装包。"),
+    ("选择界面语言", "在设置中选择界面语言。"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
             + "系统管理员常用的配置方法与排错技巧。" * (1 + n % 4),
         )
         for n in range(30)
-    ]
+    ] + [page_event(f"https://wiki.example.cn/xz/{n}", title, body) for n, (title, body) in enumerate(XZ_PAGES)]
     index.upsert([build_document(e) for e in events])
     index.commit()
     running = serve(create_app(cfg, index=index), "127.0.0.1", 0)
@@ -163,3 +169,19 @@ def test_a_mistyped_query_that_finds_its_pages_anyway_is_offered_its_correction(
     page.wait_for_selector("ol.results li.result")
     assert page.locator("input[name=q]").input_value() == "防火墙 配置"
     assert page.locator(".did-you-mean").count() == 0
+
+
+def test_a_query_of_initials_names_each_word_it_was_read_as_and_each_links_to_that_word_alone(server: RunningServer, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.url + "/?q=xz")
+    page.wait_for_selector("ol.results li.result")
+    notice = page.locator(".did-you-mean")
+    assert notice.inner_text() == "已显示“xz”可能指的词：选择、下载；仍然搜索：xz"
+    shown = page.locator("li.result .result-url").all_inner_texts()
+    assert len(shown) == 3
+    # 下载's page on the first page (its place comes second) is on 下载's own first page.
+    notice.locator("a.reading", has_text="下载").click()
+    page.wait_for_url("**q=%E4%B8%8B%E8%BD%BD**")
+    page.wait_for_selector("ol.results li.result")
+    assert page.locator("input[name=q]").input_value() == "下载"
+    assert page.locator(".did-you-mean").count() == 0
+    assert shown[1] in page.locator("li.result .result-url").all_inner_texts()

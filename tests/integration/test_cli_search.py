@@ -39,6 +39,13 @@ def test_a_mistyped_query_says_which_correction_it_searched(data: Path) -> None:
     assert "showing results for 防火墙配置" in out.stdout and "--as-typed" in out.stdout
 
 
+def test_a_query_of_initials_names_the_words_it_was_read_as(data: Path) -> None:
+    out = _search(data, "xz")
+    assert out.returncode == 0, out.stderr
+    assert "showing results for the words it may spell: 选择, 下载, 寻找, 选中, 卸载" in out.stdout
+    assert " OR " not in out.stdout
+
+
 def test_as_typed_and_sort_are_the_apis(data: Path) -> None:
     out = _search(data, "防火墙配制", "--as-typed", "--json")
     assert out.returncode == 0, out.stderr

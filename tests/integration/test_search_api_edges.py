@@ -263,6 +263,14 @@ def test_odd_queries_get_a_schema_valid_200_or_a_json_400(client: FlaskClient, q
     assert page.status_code in (200, 400)
 
 
+def test_a_query_of_initials_read_as_several_words_lists_them_in_a_schema_valid_answer(client: FlaskClient) -> None:
+    body = _search(client, q="wz", size=3)  # 文章 and 网站, each held by one page
+    _schema("SearchResult").validate(body)
+    assert body["did_you_mean"] == {"query": "文章 OR 网站", "shown": True, "readings": ["文章", "网站"]}
+    html = client.get("/", query_string={"q": "wz"}).get_data(as_text=True)
+    assert "已显示“wz”可能指的词：" in html and 'class="reading" href="/?q=%E6%96%87%E7%AB%A0"' in html
+
+
 def test_the_web_ui_escapes_the_query_and_the_site_it_echoes(client: FlaskClient) -> None:
     html = client.get("/", query_string={"q": '"><script>x()</script>', "site": '"><b>s'}).get_data(as_text=True)
     assert "<script>x()" not in html and '"><b>s' not in html and "&lt;script&gt;" in html

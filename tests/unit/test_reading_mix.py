@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.common.domain.search_types import SearchHit
-from services.search.reading_mix import MIX_HEAD, mix_readings, places, readings_held
+from services.search.reading_mix import MIX_HEAD, mix_own_rankings, own_in_query_order, places, readings_held
+
+WORDS = ["经济", "解决", "积极"]
 
 
 def _hit(url: str, body: str, title: str = "") -> SearchHit:
@@ -17,7 +19,8 @@ def test_each_reading_gets_a_place_on_the_first_page_however_low_it_ranks() -> N
     # Ranked by score, 经济's pages fill the first page; 积极's best is 30th.
     hits = [_hit(f"/jingji{i}", "经济") for i in range(25)] + [_hit(f"/jiejue{i}", "解决") for i in range(4)]
     hits.append(_hit("/jiji", "积极"))
-    mixed = mix_readings(hits, ["经济", "解决", "积极"], [900, 300, 50], size=10)
+    own = [hits[:10], hits[25:29], hits[29:]]
+    mixed = mix_own_rankings(hits, own_in_query_order(own, hits, WORDS), [900, 300, 50], size=10)
     first = [h.url for h in mixed[:10]]
     # Each reading's best first, in the readings' order; then places by pages held.
     assert first[:3] == ["/jingji0", "/jiejue0", "/jiji"]
@@ -31,8 +34,16 @@ def test_each_reading_gets_a_place_on_the_first_page_however_low_it_ranks() -> N
 def test_a_readings_best_page_is_one_with_it_in_its_title() -> None:
     # The OR ranks first a page holding both readings; 选择's own page is titled so.
     hits = [_hit("/rotate", "旋转：选择对象后旋转。", title="旋转"), _hit("/select", "如何选择。", title="选择对象")]
-    mixed = mix_readings(hits, ["选择", "旋转"], [10, 5], size=2)
-    assert [h.url for h in mixed] == ["/select", "/rotate"]
+    own = own_in_query_order([hits, hits], hits, ["选择", "旋转"])
+    assert [h.url for h in mix_own_rankings(hits, own, [10, 5], size=2)] == ["/select", "/rotate"]
+
+
+def test_a_reading_is_given_a_page_of_its_own_first_page_that_holds_it() -> None:
+    # 解决's own search ranks first a page found through a synonym; the OR ranks first a
+    # page 解决's own first page does not show: neither is given to it.
+    hits = [_hit("/or-only", "解决"), _hit("/both", "经济 解决"), _hit("/synonym", "处理")]
+    own = own_in_query_order([[hits[1]], [hits[2], hits[1]]], hits, ["经济", "解决"])
+    assert [[h.url for h in ranked] for ranked in own] == [["/both"], ["/both"]]
 
 
 def test_a_reading_on_a_traditional_page_is_found_in_its_forms() -> None:
@@ -49,10 +60,24 @@ def test_places_go_one_each_then_by_pages_held_never_past_the_hits_there_are() -
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["经济", "解决", "积极", "经济 解决", "其他"]), max_size=150), st.integers(1, 30))
 def test_the_first_page_is_the_same_whichever_page_is_asked(bodies: list[str], size: int) -> None:
-    # A later page reads more hits: the first page must not change with them.
+    # A later page reads more hits of the query: the first page must not change with them.
     hits = [_hit(f"/{i}", b) for i, b in enumerate(bodies)]
-    words, pages = ["经济", "解决", "积极"], [50, 20, 5]
-    short = mix_readings(hits[: min(len(hits), MIX_HEAD)], words, pages, size)
-    long = mix_readings(hits, words, pages, size)
-    assert [h.url for h in short[:size]] == [h.url for h in long[:size]]
-    assert sorted(h.url for h in long) == sorted(h.url for h in hits)
+    pages = [50, 20, 5]
+    own = [[h for h in reversed(hits) if w in h.body][:size] for w in WORDS]  # each reading's own order
+    short = hits[: min(len(hits), MIX_HEAD)]
+    first = mix_own_rankings(short, own_in_query_order(own, short, WORDS), pages, size)
+    later = mix_own_rankings(hits, own_in_query_order(own, hits, WORDS), pages, size)
+    assert [h.url for h in first[:size]] == [h.url for h in later[:size]]
+    assert sorted(h.url for h in later) == sorted(h.url for h in hits)
+
+
+def test_each_reading_is_given_its_own_best_pages_the_ones_its_link_shows_first() -> None:
+    # The OR ranks first pages holding several readings; each reading's place goes to
+    # its own best page instead, and a page taken for one is not taken again.
+    hits = [_hit("/both", "经济 解决"), _hit("/jingji", "经济"), _hit("/jiejue", "解决"), _hit("/jiji", "积极")]
+    own = [[hits[1], hits[0]], [hits[0], hits[2]], [hits[3]]]
+    mixed = mix_own_rankings(hits, own, [900, 300, 50], size=4)
+    assert [h.url for h in mixed] == ["/jingji", "/both", "/jiji", "/jiejue"]
+    # Nothing lost or repeated; past the first page, the OR's order.
+    mixed = mix_own_rankings(hits, own, [900, 300, 50], size=2)
+    assert [h.url for h in mixed] == ["/jingji", "/both", "/jiejue", "/jiji"]

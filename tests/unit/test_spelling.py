@@ -157,6 +157,23 @@ def test_initials_that_spell_no_word_the_pages_hold_are_not_read() -> None:
     assert PinyinReader(_term_stats(pairs), _phrase_count(pairs)).read("wdffa") is None
 
 
+def test_initials_of_two_words_in_a_row_are_read_as_the_pair_a_page_holds_in_a_row() -> None:
+    # No dictionary word spells zdsx or tjgs; 自动 + 筛选 and 条件 + 格式 do, and a page
+    # holds each pair in a row.
+    reader = PinyinReader(term_stats, phrase_count)
+    assert reader.read("zdsx") == "自动筛选"
+    assert reader.read("tjgs") == "条件格式"
+    # A dictionary word of the same initials held by fewer pages is searched beside it,
+    # after it: an input method ranks a phrase and a word by how common each is.
+    both = [("自动筛选", "自动筛选。"), ("筛选", "自动筛选。"), ("思想", "指导思想。")]
+    reading = PinyinReader(_term_stats(both), _phrase_count(both)).reading("zdsx")
+    assert reading is not None and reading.words == ("自动筛选", "指导思想") and reading.pages == (2, 1)
+    assert reading.query == '"自动筛选" OR 指导思想'
+    # Both words on a page, never in a row: not read (an English word spells such pairs).
+    apart = [("自动", "自动。"), ("筛选", "筛选。")]
+    assert PinyinReader(_term_stats(apart), _phrase_count(apart)).read("zdsx") is None
+
+
 def test_the_query_language_is_not_corrected() -> None:
     corrector = SpellingCorrector(term_stats, phrase_count)
     fixed = corrector.correct("数据头视表 site:docs.example.cn")
