@@ -11,9 +11,9 @@ of a dictionary (``initials_lexicon``) the pages hold most, several of them sear
 at once (``reading_mix`` shares the first page among them); the characters' beam
 reads only a word the dictionary lacks. Four letters or more may be two words typed
 together (zdsx: 自动 + 筛选, ``initials_pairs``): the pairs pages hold in a row are
-searched beside the single words, ranked with them by the pages holding each. The search service asks this only of a query
-with no Chinese whose Latin words few pages hold: ``excel`` or ``linux`` are searched
-as typed.
+searched beside the single words, ranked with them by the pages holding each. The
+search service asks this only of a query with no Chinese whose Latin words few pages
+hold: ``excel`` or ``linux`` are searched as typed.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ _LETTERS = re.compile(r"[a-z]+(?: [a-z]+)*")
 BEAM = 8
 MAX_WORD_CHARS = 4  # a reading this short is taken as a word where one is held
 INITIALS_READINGS = 6  # the words searched for a query of initials
-PAIRS_BESIDE_WORDS = True  # pairs of words are read beside single words, not only without them
 LEXICON_WORDS = 1000  # the dictionary's words asked about for a query of initials, most used first
 _WORD_FIELDS = ("title_tokens", "body_tokens")
 MAX_SYLLABLES = 8
@@ -184,7 +183,7 @@ class PinyinReader:
         pages hold in a row (zdsx: 自动筛选), ranked with the words by the pages holding
         each; the characters' beam is for a word the dictionary lacks."""
         held = self._held(words_with_initials(letters, LEXICON_WORDS))
-        pairs = self._pairs(letters) if PAIRS_BESIDE_WORDS or not held else []
+        pairs = self._pairs(letters)
         if pairs:
             runs = {run for run, _ in pairs}
             # A pair is a run, not two words anywhere: quoted when OR'ed with others.
