@@ -451,7 +451,14 @@ class QueryPlanner:
         by_gram: dict[str, dict[str, int]] = {}
         for (f, g), df in zip(pairs, dfs, strict=True):
             by_gram.setdefault(g, {})[f] = df
-        return self.field_scales((docs, by_gram))
+        scales = self.field_scales((docs, by_gram))
+        # A common bigram (的是, 可以: held as commonly as a common word, ``_common``)
+        # scores in titles only, as a common word does: over bodies its postings are most
+        # of the index, and reading them for every page a long query selects was most of
+        # what the score-only bigrams cost at a million pages (docs/ranking.md, 'Latency').
+        for g in self._common(values, (docs, {g: {BODY_GRAMS: by_gram[g][BODY_GRAMS]} for g in values})):
+            scales[(BODY_GRAMS, g)] = 0.0
+        return scales
 
     def _with_overlap(
         self, wanted: tuple[Node, ...], free_grams: list[tuple[str, ...]], optional: list[Node], forgiving: bool,
@@ -482,19 +489,27 @@ class QueryPlanner:
         weight = cfg.search_typo_gram_weight
         if weight <= 0 or not unique or (not select and len(values) < cfg.search_typo_min_grams):
             return None
+        scales = scales or {}
         terms = tuple(
-            Bool(
-                should=(
-                    Term(TITLE_GRAMS, g, cfg.search_title_grams_boost * weight * scale),
-                    Term(BODY_GRAMS, g, cfg.search_body_grams_boost * weight),
-                )[0 if scale > 0 else 1 :],
-                minimum_should_match=1,
-            )
+            Bool(should=should, minimum_should_match=1)
             for g in unique
-            for scale in ((scales or {}).get((TITLE_GRAMS, g), 1.0),)
+            if (should := self._overlap_terms(g, weight, scales, select))
         )
+        if not terms:
+            return None
         minimum = max(1, len(unique) - 2 * cfg.search_typo_chars) if select else 1
         return Bool(should=terms, minimum_should_match=minimum)
+
+    def _overlap_terms(self, gram: str, weight: float, scales: Scales, select: bool) -> tuple[Term, ...]:
+        """A bigram's terms in ``grams_overlap``: in titles unless no title holds it or its
+        title idf is bounded to nothing, and in bodies unless it only scores and is a
+        common bigram there (``gram_scales``)."""
+        cfg = self._cfg
+        title = scales.get((TITLE_GRAMS, gram), 1.0)
+        out = [Term(TITLE_GRAMS, gram, cfg.search_title_grams_boost * weight * title)] if title > 0 else []
+        if select or scales.get((BODY_GRAMS, gram), 1.0) > 0:
+            out.append(Term(BODY_GRAMS, gram, cfg.search_body_grams_boost * weight))
+        return tuple(out)
 
     def _set_common_aside(
         self, clauses: list[Node], clause_words: dict[int, str], minimum: int,

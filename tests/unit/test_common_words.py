@@ -212,3 +212,24 @@ def test_a_latin_word_no_field_holds_still_matches_nothing() -> None:
 
     plan = QueryPlanner(Settings(search_subword_boost=0), none).plan(parse("zyxwv"))
     assert _word_fields(plan, "zyxwv") == {"title_tokens"}
+
+
+def _gram_terms(plan: Plan, gram: str) -> set[str]:
+    """The fields in which a bigram is a term of the plan's score-only clauses."""
+    def fields(node: Node) -> set[str]:
+        if isinstance(node, Term):
+            return {node.field} if node.value == gram and node.field.endswith("_grams") else set()
+        if isinstance(node, Bool):
+            return set().union(*(fields(n) for n in (*node.must, *node.should)))
+        return set()
+    return set().union(*(fields(n) for n in plan.tree.should))
+
+
+def test_a_long_runs_common_bigrams_score_in_titles_only() -> None:
+    # 工作 is held by 400 of the 1,000 pages: its body postings are most of a large
+    # index, read for every page a long query selects; rarer bigrams keep both fields.
+    plan = _plan("李鹏批示航空工业工作")
+    assert _gram_terms(plan, "工作") == {"title_grams"}
+    assert _gram_terms(plan, "李鹏") == {"title_grams", "body_grams"}
+    below = _plan("李鹏批示航空工业工作", search_common_word_pages=50_000)  # the default floor
+    assert _gram_terms(below, "工作") == {"title_grams", "body_grams"}
