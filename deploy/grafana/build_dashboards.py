@@ -137,7 +137,7 @@ class Dashboard:
         }
 
 
-FETCH_ERRORS = 'sum(rate(tansuo_pages_fetched_total{code!~"[23].."}[%s]))' % RATE
+FETCH_ERRORS = f'sum(rate(tansuo_pages_fetched_total{{code!~"[23].."}}[{RATE}]))'
 FETCH_ALL = f"sum(rate(tansuo_pages_fetched_total[{RATE}]))"
 
 DASHBOARDS = [
