@@ -577,34 +577,6 @@ fail:
 
 /* --- sheet_lines: a spreadsheet's rows to lines of text */
 
-typedef struct {
-    Py_UCS4 *buf;
-    Py_ssize_t len, cap;
-    Py_UCS4 max;
-} Chars;
-
-static int chars_reserve(Chars *c, Py_ssize_t more)
-{
-    if (c->len + more <= c->cap)
-        return 0;
-    Py_ssize_t cap = c->cap ? c->cap : 4096;
-    while (cap < c->len + more) {
-        if (cap > PY_SSIZE_T_MAX / 2 / (Py_ssize_t)sizeof(Py_UCS4)) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        cap *= 2;
-    }
-    Py_UCS4 *buf = PyMem_Realloc(c->buf, (size_t)cap * sizeof(Py_UCS4));
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    c->buf = buf;
-    c->cap = cap;
-    return 0;
-}
-
 /* A cell's text: the str itself (a new reference), None for an empty cell, NULL on
  * error. A float that is finite and integral is written as an integer ("6", not
  * "6.0"), another as repr() gives it; any other value as str() gives it. */
@@ -642,9 +614,10 @@ static inline int sheet_space(Py_UCS4 c)
     return c < 128 ? Py_UNICODE_ISSPACE(c) : c <= 0x3000 && Py_UNICODE_ISSPACE(c);
 }
 
-/* The characters of one cell onto ``out``: a "\n" before the first of a line (when a
- * line came before), one space for any whitespace between two of them (or between
- * two cells: ``space`` comes in set). ``n`` characters of type TYPE at ``data``. */
+/* The characters of one cell onto ``out`` (a Sink's text): a "\n" before the first of
+ * a line (when a line came before), one space for any whitespace between two of them
+ * (or between two cells: ``space`` comes in set), ``max`` raised to the widest.
+ * ``n`` characters of type TYPE at ``data``. */
 #define SHEET_CELL_CHARS(TYPE)                                                                                         \
     do {                                                                                                               \
         const TYPE *chars = (const TYPE *)data;                                                                        \
@@ -655,38 +628,39 @@ static inline int sheet_space(Py_UCS4 c)
                 continue;                                                                                              \
             }                                                                                                          \
             if (!started) {                                                                                            \
-                if (out.len > 0) /* a line before this one */                                                          \
-                    out.buf[out.len++] = '\n';                                                                         \
+                if (out.length > 0) /* a line before this one */                                                       \
+                    out.text[out.length++] = '\n';                                                                     \
                 started = 1;                                                                                           \
             } else if (space) {                                                                                        \
-                out.buf[out.len++] = ' ';                                                                              \
+                out.text[out.length++] = ' ';                                                                          \
             }                                                                                                          \
             space = 0;                                                                                                 \
-            out.buf[out.len++] = ch;                                                                                   \
-            if (ch > out.max)                                                                                          \
-                out.max = ch;                                                                                          \
+            out.text[out.length++] = ch;                                                                               \
+            if (ch > max)                                                                                              \
+                max = ch;                                                                                              \
         }                                                                                                              \
     } while (0)
 
-/* The text of ``c``, made at the width of its widest character. */
-static PyObject *chars_result(const Chars *c)
+/* The ``len`` characters at ``buf`` as a str made at the width of ``max``, the widest
+ * of them (known already: PyUnicode_FromKindAndData would scan them for it again). */
+static PyObject *text_of_width(const Py_UCS4 *buf, Py_ssize_t len, Py_UCS4 max)
 {
-    PyObject *text = PyUnicode_New(c->len, c->max);
+    PyObject *text = PyUnicode_New(len, max);
     if (text == NULL)
         return NULL;
     void *data = PyUnicode_DATA(text);
     switch (PyUnicode_KIND(text)) {
     case PyUnicode_1BYTE_KIND:
-        for (Py_ssize_t i = 0; i < c->len; i++)
-            ((Py_UCS1 *)data)[i] = (Py_UCS1)c->buf[i];
+        for (Py_ssize_t i = 0; i < len; i++)
+            ((Py_UCS1 *)data)[i] = (Py_UCS1)buf[i];
         break;
     case PyUnicode_2BYTE_KIND:
-        for (Py_ssize_t i = 0; i < c->len; i++)
-            ((Py_UCS2 *)data)[i] = (Py_UCS2)c->buf[i];
+        for (Py_ssize_t i = 0; i < len; i++)
+            ((Py_UCS2 *)data)[i] = (Py_UCS2)buf[i];
         break;
     default:
-        if (c->len)
-            memcpy(data, c->buf, (size_t)c->len * sizeof(Py_UCS4));
+        if (len)
+            memcpy(data, buf, (size_t)len * sizeof(Py_UCS4));
     }
     return text;
 }
@@ -696,7 +670,8 @@ static PyObject *sheet_lines(PyObject *self, PyObject *rows)
     PyObject *seq = PySequence_Fast(rows, "rows must be a sequence of rows");
     if (seq == NULL)
         return NULL;
-    Chars out = {0};
+    Sink out = {0}; /* its text only */
+    Py_UCS4 max = 0;
     Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
     for (Py_ssize_t r = 0; r < nrows; r++) {
         PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "a row must be a sequence of cells");
@@ -715,7 +690,7 @@ static PyObject *sheet_lines(PyObject *self, PyObject *rows)
             }
             Py_ssize_t n = PyUnicode_GET_LENGTH(text);
             /* at most: a "\n" before the line, a space before this cell, the cell */
-            if (chars_reserve(&out, n + 2) < 0) {
+            if (sink_reserve(&out, n + 2) < 0) {
                 Py_DECREF(text);
                 Py_DECREF(row);
                 goto fail;
@@ -737,12 +712,12 @@ static PyObject *sheet_lines(PyObject *self, PyObject *rows)
         Py_DECREF(row);
     }
     Py_DECREF(seq);
-    PyObject *result = chars_result(&out);
-    PyMem_Free(out.buf);
+    PyObject *result = text_of_width(out.text, out.length, max);
+    PyMem_Free(out.text);
     return result;
 fail:
     Py_DECREF(seq);
-    PyMem_Free(out.buf);
+    PyMem_Free(out.text);
     return NULL;
 }
 
