@@ -101,9 +101,8 @@ def slots(query: str) -> list[tuple[str, ...]] | None:
         return None
     letters = text.replace(" ", "")
     splits = syllable_splits(letters)
-    by_sound = inventory_by_sound()
     if splits and 2 <= len(splits[0]) <= MAX_SYLLABLES:
-        return [tuple(by_sound[s][:_PER_SOUND]) for s in splits[0]]
+        return _sound_slots(splits[0])
     if 2 <= len(letters) <= MAX_INITIALS and " " not in text:
         initials = _by_initial()
         if all(c in initials for c in letters):
@@ -111,15 +110,10 @@ def slots(query: str) -> list[tuple[str, ...]] | None:
     return None
 
 
-def all_slots(query: str) -> list[list[tuple[str, ...]]]:
-    """``slots`` of each way of cutting a pinyin query into the fewest syllables (one
-    list for initials), or [] when it is not pinyin."""
-    text = query.strip().lower()
-    first = slots(query)
-    if first is None or by_initials(query):
-        return [first] if first is not None else []
+def _sound_slots(syllables: Sequence[str]) -> list[tuple[str, ...]]:
+    """The characters each syllable may be, most used first."""
     by_sound = inventory_by_sound()
-    return [[tuple(by_sound[s][:_PER_SOUND]) for s in split] for split in syllable_splits(text.replace(" ", ""))]
+    return [tuple(by_sound[s][:_PER_SOUND]) for s in syllables]
 
 
 @dataclass(frozen=True)
@@ -151,7 +145,9 @@ class PinyinReader:
             return None
         if by_initials(query):
             return self._initials_reading(query.strip().lower(), choices)
-        beam = sorted((pair for split in all_slots(query) for pair in self._beam(split)), key=lambda pair: -pair[0])
+        # Every fewest cut into syllables (fangan: fang an, fan gan), not the first alone.
+        splits = syllable_splits(query.strip().lower().replace(" ", ""))
+        beam = sorted((pair for split in splits for pair in self._beam(_sound_slots(split))), key=lambda pair: -pair[0])
         if not beam:
             return None
         if len(choices) <= MAX_WORD_CHARS:
