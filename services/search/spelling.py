@@ -151,14 +151,9 @@ class SpellingCorrector:
             return None
         if self._phrase_count(tuple(old), True):
             return None  # a title holds the run as typed: a name, not a typo (探雪, a poem's)
-        fixes = [run[:i] + ch + run[i + 1 :] for i, ch in best]
-        typed, counts = self._held(run, fixes)
-        pages, at = max((c, k) for k, c in enumerate(counts))
         # A run no page holds (a 4-character idiom mistyped) is corrected to one a single
         # page holds; a run some page holds needs a correction many times as common.
-        if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else 1):
-            return best[at] + (typed == 0,)
-        return None
+        return self._best_held(run, best, least_when_unheld=1)
 
     def _dictionary_slip(self, run: str) -> tuple[int, str, bool] | None:
         """(position, character, whether no page holds the run as typed) that make a
@@ -173,12 +168,19 @@ class SpellingCorrector:
             (cost, i, ch) for i in range(len(run)) for ch, cost in candidates(run[i])
             if is_word(run[:i] + ch + run[i + 1 :])
         )[:CHECKED]  # fmt: skip
-        if not slips:
-            return None
-        typed, counts = self._held(run, [run[:i] + ch + run[i + 1 :] for _, i, ch in slips])
+        return self._best_held(run, [(i, ch) for _, i, ch in slips], least_when_unheld=MIN_PAGES) if slips else None
+
+    def _best_held(
+        self, run: str, fixes: list[tuple[int, str]], least_when_unheld: int
+    ) -> tuple[int, str, bool] | None:
+        """(position, character, whether no page holds the run as typed) of the fix of
+        ``run`` the most pages hold verbatim, when they are ``MIN_GAIN`` times the pages
+        of the run as typed and at least ``MIN_PAGES``, or ``least_when_unheld`` when no
+        page holds it; else None."""
+        typed, counts = self._held(run, [run[:i] + ch + run[i + 1 :] for i, ch in fixes])
         pages, at = max((c, k) for k, c in enumerate(counts))
-        if pages >= max(MIN_PAGES, MIN_GAIN * typed):
-            return slips[at][1], slips[at][2], typed == 0
+        if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else least_when_unheld):
+            return fixes[at] + (typed == 0,)
         return None
 
     def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:
