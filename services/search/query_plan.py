@@ -69,12 +69,12 @@ DocFreqs = tuple[int, dict[str, dict[str, int]]]  # (pages in the index, word ->
 _SHARED_IDF_FIELDS = ("title_tokens", "headings_tokens", "anchors_tokens", "body_tokens")
 
 
-# A plan asks for the same text's words, sub-words and bigrams several times (the
-# clauses, the boosts, the highlights), and queries repeat: each analysis is done once
-# and remembered, since a plan asks for each about five times.
 _WHOLE_RUN_CHARS = 4  # a run this short with another region's name is a term, not a phrase
 
 
+# A plan asks for the same text's words, sub-words and bigrams several times (the
+# clauses, the boosts, the highlights), and queries repeat: each analysis is done once
+# and remembered, since a plan asks for each about five times.
 @functools.lru_cache(maxsize=8192)
 def _words(text: str) -> tuple[str, ...]:
     words = tuple(segment(text))

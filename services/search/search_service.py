@@ -289,7 +289,8 @@ class SearchService:
             parsed = self.parse(correction.query, site)
         except BadQuery:
             return None
-        mixed = reading is not None and len(reading.words) > 1 and sort != "date"
+        several = reading is not None and len(reading.words) > 1
+        mixed = several and sort != "date"
         found = self._find(parsed, max(window, MIX_HEAD) if mixed else window, sort)
         if mixed and reading is not None:
             # Each reading's places on the first page go to its own best pages, those its
@@ -303,7 +304,7 @@ class SearchService:
             exact == 0 or correction.sure or found[2] >= max(self._cfg.search_typo_few, 2 * exact)
         )
         answer: dict[str, Any] = {"query": correction.query, "shown": better}
-        if reading is not None and len(reading.words) > 1:
+        if several and reading is not None:
             # The OR of the readings, searched as typed, ranks by score alone: the line
             # names each word, for a link that searches it alone (its pages first).
             answer["readings"] = list(reading.words)
