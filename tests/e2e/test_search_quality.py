@@ -166,8 +166,9 @@ def test_forgiving_queries_rank_at_least_as_the_bigram_bm25(forgiving, qtype):
         assert ours["mrr@10"] >= FLOORS["body-quote"]
 
 
-@pytest.mark.xfail(reason="issue 36: a help page's line with one wrong character still ranks below the bigram "
-                   "BM25 (demo 0.915 against 0.975, docs/ranking.md 'Forgiving search')", strict=False)  # fmt: skip
+@pytest.mark.xfail(reason="issue 36: on this generated set a line with one wrong character still ranks a hair "
+                   "below the bigram BM25 (demo 0.979 against 0.981 at 632c521, 0.915 against 0.975 before the sure "
+                   "correction; above it on the held-out sites, docs/ranking.md)", strict=False)  # fmt: skip
 def test_a_line_with_one_wrong_character_ranks_at_least_as_the_bigram_bm25(forgiving):
     ours, theirs = _row(forgiving, "tansuo", "typo-line"), _row(forgiving, "bm25-grams", "typo-line")
     assert ours["mrr@10"] >= theirs["mrr@10"]
