@@ -116,3 +116,12 @@ def test_bad_settings_are_refused_with_a_chinese_reason() -> None:
     form = host_settings.parse_form("/docs/\n\n /faq/ ", "", "3", "0.5", "Example.cn，*.b.cn", 5.0)
     assert form == HostSettings(include=("/docs/", "/faq/"), max_depth=3, delay_s=0.5,
                                 allow_domains=("example.cn", "*.b.cn"), updated_at=5.0)  # fmt: skip
+
+
+def test_a_pattern_sent_as_json_is_kept_as_sent_edge_whitespace_and_all() -> None:
+    """Trimming ``"\\f??x"`` would leave ``??x``, which is no regex; the JSON API keeps what it was sent."""
+    sent = HostSettings.from_dict({"exclude": ["\f??x", " /a/ "], "allow_domains": [" Example.cn "]})
+    assert sent.exclude == ("\f??x", " /a/ ")
+    assert sent.allow_domains == ("Example.cn",)
+    with pytest.raises(BadHostSettings, match="空"):
+        HostSettings.from_dict({"include": ["  "]})

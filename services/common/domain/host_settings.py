@@ -85,8 +85,8 @@ class HostSettings:
             max_depth = data.get("max_depth")
             delay_s = data.get("delay_s")
             return cls(
-                include=_strings(data.get("include", ()), "包含规则"),
-                exclude=_strings(data.get("exclude", ()), "排除规则"),
+                include=_strings(data.get("include", ()), "包含规则", strip=False),
+                exclude=_strings(data.get("exclude", ()), "排除规则", strip=False),
                 max_depth=None if max_depth is None else _integer(max_depth),
                 delay_s=None if delay_s is None else _number(delay_s),
                 allow_domains=_strings(data.get("allow_domains", ()), "允许的域名"),
@@ -114,11 +114,12 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def _strings(value: Any, what: str) -> tuple[str, ...]:
+def _strings(value: Any, what: str, strip: bool = True) -> tuple[str, ...]:
+    """A pattern is kept as sent (a regex's edge whitespace is part of it); a domain is trimmed."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise BadHostSettings(f"{what}应是字符串列表")
-    items = tuple(v.strip() for v in value)
-    if not all(items):
+    items = tuple(v.strip() if strip else v for v in value)
+    if not all(v.strip() for v in items):
         raise BadHostSettings(f"{what}不能有空的一条")
     if len(items) > MAX_PATTERNS:
         raise BadHostSettings(f"{what}最多 {MAX_PATTERNS} 条")
