@@ -135,6 +135,10 @@ class Settings(BaseSettings):
     documents_workers: int = Field(default=1, ge=1)
     documents_worker_nice: int = Field(default=10, ge=0, le=19)
     documents_worker_idle: bool = True
+    # While the crawl in the same process is busy, a document past its first second of
+    # CPU runs at most this share of the wall time (services/extractor/busy_throttle.py);
+    # 1 turns the throttle off.
+    documents_busy_share: float = Field(default=0.5, ge=0.2, le=1)
     # Address space of a worker; a document that needs more is reported "too_large".
     documents_worker_memory_mb: int = Field(default=1536, ge=256)
     # OCR of PDF pages with no text layer, with Tesseract's Chinese models: slow, so off.

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from services.common.config import Settings
+from services.extractor.busy_throttle import BusyThrottle
 from services.extractor.extracted_text import DocumentLimits, DocumentSkipped, ExtractedText
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ class ExtractionWorker:
         pid = self.pid
         cpu_start = cpu_seconds(pid) if pid is not None else None
         wall_end = started + limit * WALL_FACTOR
+        throttle = BusyThrottle(pid, self._cfg.documents_busy_share, cpu_seconds) if pid is not None else None
         while True:
             cpu_now = cpu_seconds(pid) if pid is not None else None
             if cpu_start is None or cpu_now is None:  # no /proc: wall time alone
@@ -144,6 +146,8 @@ class ExtractionWorker:
                 return False
             if conn.poll(min(left, POLL_SLICE_S)):
                 return True
+            if throttle is not None:
+                throttle.after_slice()
 
     def kill(self) -> None:
         if self._process is not None and self._process.is_alive():
