@@ -42,7 +42,7 @@ from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
 from services.search.snippets import snippet_at, title_html
 from services.search.spelling import Correction, SpellingCorrector
-from services.search.term_stats_cache import CachedTermStats, one_search
+from services.search.term_stats_cache import CachedTermStats
 
 MAX_QUERY_CHARS = 500
 SORTS = ("relevance", "date")
@@ -189,8 +189,7 @@ class SearchService:
         if cached is not None:
             SEARCH_CACHE_HITS.inc()
             return {**cached, "took_ms": round((time.perf_counter() - started) * 1000, 1)}
-        with one_search():
-            answer = self._answer(started, q, page_n, size_n, site, sort, as_typed)
+        answer = self._answer(started, q, page_n, size_n, site, sort, as_typed)
         self._cache.put(key, version, answer)
         return answer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.search.term_stats_cache import CachedTermStats, one_search
+from services.search.term_stats_cache import CachedTermStats
 from tests.manual_clock import ManualClock
 
 
@@ -50,15 +50,3 @@ def test_a_backend_that_cannot_tell_its_view_is_asked_again_after_the_ttl() -> N
     clock.now += 1.5
     stats([("title_tokens", "保险")])
     assert len(index.asked) == 2
-
-
-def test_within_one_search_a_count_is_fetched_once_even_with_no_cache_and_a_new_view() -> None:
-    index = Index()
-    stats = CachedTermStats(index.term_stats, lambda: index.version, 0, 1.0, ManualClock())
-    with one_search():
-        stats([("title_grams", "保险"), ("body_grams", "保险")])
-        index.version = 2  # a reload mid-search: the search keeps the counts it planned with
-        assert stats([("body_grams", "保险"), ("body_grams", "汽车")]) == (100, [2, 2])
-    assert index.asked == [[("title_grams", "保险"), ("body_grams", "保险")], [("body_grams", "汽车")]]
-    stats([("body_grams", "保险")])  # the next search asks again: no cache was asked for
-    assert len(index.asked) == 3
