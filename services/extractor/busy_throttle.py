@@ -26,33 +26,35 @@ CpuSeconds = Callable[[int], "float | None"]
 
 
 class BusyThrottle:
-    """Called after each slice of a document's wait with the worker's CPU so far."""
+    """Called after each slice of a document's wait, while the worker extracts it."""
 
-    def __init__(self, worker_pid: int, share: float, cpu_seconds: CpuSeconds, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, worker_pid: int, share: float, cpu_seconds: CpuSeconds) -> None:
         self._worker = worker_pid
         self._share = share
         self._cpu = cpu_seconds
-        self._clock = clock
         self._own = os.getpid()
         self._worker_start = cpu_seconds(worker_pid)
-        self._last = (clock(), cpu_seconds(self._own), self._worker_start)
-        self.held_s = 0.0  # wall time the worker was held, for the document's record
+        self._last = self._now()
+        self.held_s = 0.0  # wall time the worker was held
+
+    def _now(self) -> tuple[float, float | None, float | None]:
+        return time.monotonic(), self._cpu(self._own), self._cpu(self._worker)
 
     def after_slice(self) -> None:
         """Hold the worker stopped for its slice's CPU × (1/share − 1) when the
         document is long and this process busy; return at once otherwise."""
-        now, own, worker = self._clock(), self._cpu(self._own), self._cpu(self._worker)
-        (then, own_then, worker_then), self._last = self._last, (now, own, worker)
-        if self._share >= 1.0 or None in (own, own_then, worker, worker_then, self._worker_start) or now <= then:
+        (then, own_then, worker_then), (now, own, worker) = self._last, self._now()
+        self._last = (now, own, worker)
+        if self._share >= 1.0 or now <= then or self._worker_start is None:
             return
-        assert own is not None and own_then is not None and worker is not None and worker_then is not None
-        assert self._worker_start is not None
+        if own is None or own_then is None or worker is None or worker_then is None:
+            return  # no /proc, or the worker is gone: nothing to measure
         if worker - self._worker_start < LONG_CPU_S or (own - own_then) / (now - then) < BUSY_SHARE:
             return
         hold = min(MAX_HOLD_S, (worker - worker_then) * (1.0 / self._share - 1.0))
         if hold > 0:
             self._hold(hold)
-        self._last = (self._clock(), self._cpu(self._own), self._cpu(self._worker))
+            self._last = self._now()  # the next slice is measured from the end of the hold
 
     def _hold(self, seconds: float) -> None:
         try:
