@@ -241,6 +241,9 @@ class Settings(BaseSettings):
     search_typo_gram_weight: float = Field(default=0.3, ge=0)
     search_typo_part_boost: float = Field(default=8.0, ge=0)  # each third of a long run, verbatim (bodies at half)
     search_typo_min_grams: int = Field(default=4, ge=1)
+    # A run's score-only bigrams are read in bodies for its this many rarest there only
+    # (``QueryPlanner._not_rarest_in_bodies``); in titles, all of them.
+    search_typo_gram_terms: int = Field(default=4, ge=1)
     search_typo_few: int = Field(default=10, ge=0)
     search_typo_chars: int = Field(default=1, ge=0)
     # A one-word query (2-4 Han characters) is checked for a typo that is itself a word

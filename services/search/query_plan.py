@@ -458,7 +458,20 @@ class QueryPlanner:
         # what the score-only bigrams cost at a million pages (docs/ranking.md, 'Latency').
         for g in self._common(values, (docs, {g: {BODY_GRAMS: by_gram[g][BODY_GRAMS]} for g in values})):
             scales[(BODY_GRAMS, g)] = 0.0
+        for run in free_grams:
+            for g in self._not_rarest_in_bodies(run, by_gram) if len(run) >= self._cfg.search_typo_min_grams else ():
+                scales[(BODY_GRAMS, g)] = 0.0
         return scales
+
+    def _not_rarest_in_bodies(self, run: tuple[str, ...], by_gram: dict[str, dict[str, int]]) -> list[str]:
+        """The bigrams of a run that score in titles only, being past its
+        ``search_typo_gram_terms`` rarest in bodies. A page that holds a line has its
+        rare bigrams as surely as its common ones, and they tell it from the rest;
+        reading every bigram's body postings for every page that a headline selects
+        was most of the slowest searches at a million pages (docs/ranking.md,
+        'Latency'). Titles are short, and keep every bigram."""
+        held = sorted((by_gram[g][BODY_GRAMS], g) for g in dict.fromkeys(run) if by_gram[g][BODY_GRAMS] > 0)
+        return [g for _, g in held[self._cfg.search_typo_gram_terms :]]
 
     def _with_overlap(
         self, wanted: tuple[Node, ...], free_grams: list[tuple[str, ...]], optional: list[Node], forgiving: bool,
@@ -503,7 +516,7 @@ class QueryPlanner:
     def _overlap_terms(self, gram: str, weight: float, scales: Scales, select: bool) -> tuple[Term, ...]:
         """A bigram's terms in ``grams_overlap``: in titles unless no title holds it or its
         title idf is bounded to nothing, and in bodies unless it only scores and is a
-        common bigram there (``gram_scales``)."""
+        common bigram there or not among its run's rarest there (``gram_scales``)."""
         cfg = self._cfg
         title = scales.get((TITLE_GRAMS, gram), 1.0)
         out = [Term(TITLE_GRAMS, gram, cfg.search_title_grams_boost * weight * title)] if title > 0 else []

@@ -228,8 +228,28 @@ def _gram_terms(plan: Plan, gram: str) -> set[str]:
 def test_a_long_runs_common_bigrams_score_in_titles_only() -> None:
     # 工作 is held by 400 of the 1,000 pages: its body postings are most of a large
     # index, read for every page a long query selects; rarer bigrams keep both fields.
-    plan = _plan("李鹏批示航空工业工作")
+    plan = _plan("李鹏批示航空工业工作", search_typo_gram_terms=9)  # every bigram among the rarest
     assert _gram_terms(plan, "工作") == {"title_grams"}
     assert _gram_terms(plan, "李鹏") == {"title_grams", "body_grams"}
-    below = _plan("李鹏批示航空工业工作", search_common_word_pages=50_000)  # the default floor
+    below = _plan("李鹏批示航空工业工作", search_common_word_pages=50_000, search_typo_gram_terms=9)  # the default floor
     assert _gram_terms(below, "工作") == {"title_grams", "body_grams"}
+
+
+def test_a_long_runs_bigrams_score_in_bodies_only_where_they_are_its_rarest() -> None:
+    # Reading each bigram's body postings for every page a headline selects was most of
+    # the slowest searches at a million pages; a page that holds the line holds its rare
+    # bigrams too. Titles keep every bigram: their postings are short.
+    held = {"数据": 300, "据透": 2, "透视": 5, "视表": 8, "表的": 200, "的用": 100, "用法": 50}
+
+    def stats(pairs: Sequence[tuple[str, str]]) -> tuple[int, list[int]]:
+        return PAGES, [held.get(word, 0) for _, word in pairs]
+
+    def plan(**settings: object) -> Plan:
+        cfg = Settings(**{"search_common_word_share": 1.0, **settings})  # no bigram is common
+        return QueryPlanner(cfg, stats).plan(parse("数据透视表的用法"))
+
+    four = plan()  # search_typo_gram_terms, 4 by default
+    assert {g for g in held if "body_grams" in _gram_terms(four, g)} == {"据透", "透视", "视表", "用法"}
+    assert all("title_grams" in _gram_terms(four, g) for g in held)
+    every = plan(search_typo_gram_terms=7)
+    assert all(_gram_terms(every, g) == {"title_grams", "body_grams"} for g in held)
