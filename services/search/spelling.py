@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from services.common.analysis import fold
 from services.common.analysis.han import HAN
-from services.search.confusion_sets import candidates
+from services.search.confusion_sets import ONE_LETTER, candidates
 from services.search.initials_lexicon import is_word
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
 
@@ -125,11 +125,17 @@ class SpellingCorrector:
             # One wrong character breaks at most two bigrams; more that no page holds are
             # words put together (a question's 何配 in 如何配置) or a name.
             return None
-        # Where a bigram is on no page, the typo touches it; else any character may be it.
+        # Where a bigram is on no page, the typo touches it; else any character may be it,
+        # and only the likelier kinds are tried there (no syllable a letter apart): no typo
+        # people made needed one (docs/ranking.md, 'Did you mean'), and that path, a
+        # short word every page may hold, was most of the search's term lookups.
         positions = sorted({i for j in missing for i in (j, j + 1)}) if missing else range(len(run))
+        dearest = math.inf if missing else ONE_LETTER
         trials: dict[tuple[int, str], tuple[float, list[str]]] = {}
         for i in positions:
             for ch, cost in candidates(run[i]):
+                if cost >= dearest:
+                    continue
                 new = run[:i] + ch + run[i + 1 :]
                 trials[(i, ch)] = cost, [new[j : j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1]
         new_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), [g for _, grams in trials.values() for g in grams])

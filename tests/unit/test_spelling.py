@@ -180,3 +180,15 @@ def test_the_query_language_is_not_corrected() -> None:
     assert fixed is not None and fixed.query == "数据透视表 site:docs.example.cn"
     fixed = corrector.correct("vlookp OR 条件格式")
     assert fixed is not None and fixed.query == "vlookup OR 条件格式"  # OR stays, not "for" or "of"
+
+
+def test_a_syllable_a_letter_apart_is_tried_only_where_a_bigram_is_on_no_page() -> None:
+    # 帅选 for 筛选 (shuai for shai): where no page holds the pair, the typo is there and
+    # every kind of candidate is tried; where a page holds it (元帅选拔), any character
+    # may be the typo, and only the likelier kinds are: no typo people made needed one.
+    pages = [*((f"自动筛选{i}", "自动筛选数据。") for i in range(30)), ("将士", "元帅选拔将士。")]
+    corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages))
+    fixed = corrector.correct("自动帅选")
+    assert fixed is not None and fixed.query == "自动筛选"
+    assert corrector.correct("帅选") is None
+    assert SpellingCorrector(_term_stats(pages[:30]), _phrase_count(pages[:30])).correct("帅选") is not None
