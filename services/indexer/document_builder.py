@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from services.common.analysis import analyze_as_text, concat_token_texts, segment
+from services.common.analysis import analyze_as_text, concat_token_texts, link_page_grams, segment
 from services.common.domain.document_url import document_url, site_of
 from services.common.domain.documents import IndexDoc, page_date
 from services.common.domain.messages import PageEvent
@@ -41,6 +41,7 @@ def build_document(event: PageEvent) -> IndexDoc:
         subword_tokens=concat_token_texts(title.subwords, heads.subwords, body.subwords),
         title_grams=title.grams,
         body_grams=concat_token_texts(heads.grams, body.grams),
+        link_grams=link_page_grams(event.body) if event.link_page else "",
         fetched_at=event.fetched_at,
         minhash=signature(body.words),
         own_text=event.own_text if event.link_page else None,
@@ -67,6 +68,7 @@ def reanalysed(doc: IndexDoc) -> IndexDoc:
         subword_tokens=concat_token_texts(title.subwords, heads.subwords, body.subwords),
         title_grams=title.grams,
         body_grams=concat_token_texts(heads.grams, body.grams),
+        link_grams=link_page_grams(doc.body) if doc.own_text is not None else "",
         anchors_tokens=" ".join(segment(doc.anchors)) if doc.anchors else "",
         modified_at=doc.modified_at or doc.fetched_at,
     )

@@ -41,6 +41,7 @@ from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.analysis.synonyms import is_nickname, synonyms
 from services.common.analysis.words import on_user_words_changed
 from services.common.config import Settings
+from services.common.domain.documents import LINK_GRAMS
 from services.common.domain.query_tree import Bool, Node, Phrase, Term
 from services.search.query_syntax import ParsedQuery
 
@@ -265,8 +266,16 @@ class QueryPlanner:
             return Phrase(TITLE_GRAMS, values)
         return self._grams_phrase(values, self._cfg.search_title_grams_boost, self._cfg.search_body_grams_boost)
 
+    def _quoted(self, values: Sequence[str]) -> Node:
+        """A quoted phrase's bigrams in a row, in title or body, or among the text a page
+        of links shows (``IndexDoc.link_grams``): what a user copies from such a page
+        is its link texts, which its body, made of its own text, leaves out."""
+        title, body, phrase = self._cfg.search_title_grams_boost, self._cfg.search_body_grams_boost, tuple(values)
+        fields = ((TITLE_GRAMS, title), (BODY_GRAMS, body), (LINK_GRAMS, body))
+        return Bool(should=tuple(Phrase(f, phrase, boost) for f, boost in fields), minimum_should_match=1)
+
     def exact(self, text: str, across: bool = False) -> Node | None:
-        """A quoted phrase: its bigrams, consecutive, in title or body.
+        """A quoted phrase: its bigrams, consecutive, in title or body (``_quoted``).
 
         With ``across``, also the phrase as a page that holds it may be indexed
         otherwise: copied across a break of the page's text (a heading into its
@@ -278,8 +287,7 @@ class QueryPlanner:
         values = _grams(text)
         if not values:
             return None
-        boosts = self._cfg.search_title_grams_boost, self._cfg.search_body_grams_boost
-        phrase = self._grams_phrase(values, *boosts)
+        phrase = self._quoted(values)
         if not across:
             return phrase
         folded = fold("".join(text.split()))
@@ -289,7 +297,7 @@ class QueryPlanner:
         alternatives = tuple(dict.fromkeys(tuple(g) for g in others if len(g) >= 2 and tuple(g) != values))
         if not alternatives:
             return phrase
-        return Bool(should=(phrase, *(self._grams_phrase(g, *boosts) for g in alternatives)), minimum_should_match=1)
+        return Bool(should=(phrase, *(self._quoted(g) for g in alternatives)), minimum_should_match=1)
 
     # --- clauses
 

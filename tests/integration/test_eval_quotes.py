@@ -64,12 +64,6 @@ def test_every_generated_quote_finds_its_page_as_a_quoted_phrase(service: Search
         assert [r["url"] for r in result["results"]][:1] == list(j.relevant), j
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "A page of links is indexed by its own text on purpose (docs/ranking.md, 7) while its snippet still shows its "
-    "link texts, so words a snippet shows may not be found by a quoted phrase. Making them agree means either "
-    "snippets from the own text (a change of the documented design, and Elasticsearch does not store the own "
-    "text) or link texts searchable by phrase only (a new field in both index backends): left to the lead."
-))
 def test_words_a_snippet_shows_are_found_as_a_quoted_phrase(service: SearchService) -> None:
     shown = service.search("清江")["results"][0]
     assert LISTED[0] in shown["snippet"].replace("<em>", "").replace("</em>", "")

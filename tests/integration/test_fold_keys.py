@@ -108,14 +108,14 @@ def test_a_search_reads_only_the_documents_it_shows(tmp_path: Path, legacy_path:
     old.close()
 
 
-@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before the documents", "before the page dates", "before own_text", "before the fold keys"])
-def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, bool, bool, bool]) -> None:
+@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before link_grams", "before the documents", "before the page dates", "before own_text", "before the fold keys"])
+def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout: tuple[bool, ...]) -> None:
     legacy_path = tmp_path / "legacy"
     legacy_path.mkdir()
     tantivy.Index(_schema(*layout), path=str(legacy_path))
     before = json.loads((legacy_path / "meta.json").read_text())["schema"]
     index = TantivySearchIndex(legacy_path, CFG)
-    assert (index._fold_keys, index._own_text, index._dates, index._documents) == layout
+    assert (index._fold_keys, index._own_text, index._dates, index._documents, index._link_grams) == layout
     index.upsert([_signed(index_doc("https://a.example.cn/1", body="共同 一")), index_doc("https://a.example.cn/2", body="共同")])
     index.commit()
     index.set_link_fields({"https://a.example.cn/1": LinkFields(pagerank=0.5, rank=2.0, anchors="", anchors_tokens="")})
@@ -123,6 +123,7 @@ def test_an_index_of_an_older_layout_stays_writable_in_it(tmp_path: Path, layout
     index.commit()
     reader = TantivySearchIndex(legacy_path, CFG, read_only=True)
     assert [r["url"] for r in SearchService(CFG, reader).search("共同")["results"]] == ["https://a.example.cn/1"]
+    assert SearchService(CFG, reader).search('"共同"')["total"] == 1  # a quoted phrase asks for link_grams too
     assert json.loads((legacy_path / "meta.json").read_text())["schema"] == before
     reader.close()
     index.close()
@@ -231,7 +232,7 @@ def test_an_index_from_before_the_page_dates_sorts_by_date_from_its_fetch_times(
 
     path = tmp_path / "legacy"
     path.mkdir()
-    tantivy.Index(_schema(*_LAYOUTS[2]), path=str(path))
+    tantivy.Index(_schema(*_LAYOUTS[3]), path=str(path))
     index = TantivySearchIndex(path, CFG)
     assert not index._dates
     docs = [dataclasses.replace(index_doc(f"https://a.example.cn/{n}", body="共同"), fetched_at=t)

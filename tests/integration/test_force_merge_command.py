@@ -58,9 +58,9 @@ def test_force_merge_without_an_index_says_so(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()  # nothing created on the way
 
 
-@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before the documents", "before the page dates", "before own_text", "before the fold keys"])
+@pytest.mark.parametrize("layout", _LAYOUTS[1:], ids=["before link_grams", "before the documents", "before the page dates", "before own_text", "before the fold keys"])
 def test_force_merge_says_when_it_brought_an_older_index_to_the_current_fields(
-    tmp_path: Path, layout: tuple[bool, bool, bool, bool]
+    tmp_path: Path, layout: tuple[bool, ...]
 ) -> None:
     (tmp_path / "index").mkdir()
     tantivy.Index(_schema(*layout), path=str(tmp_path / "index"))  # as an older Tansuo made it
@@ -69,4 +69,4 @@ def test_force_merge_says_when_it_brought_an_older_index_to_the_current_fields(
     assert out.returncode == 0, out.stderr
     assert "merged 2 documents: 2 segment(s) -> 1" in out.stderr and "current fields" in out.stderr
     merged = TantivySearchIndex(tmp_path / "index", Settings(data_dir=tmp_path), read_only=True)
-    assert merged._fold_keys and merged._own_text and merged._dates
+    assert merged._fold_keys and merged._own_text and merged._dates and merged._link_grams

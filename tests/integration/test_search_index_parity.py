@@ -98,6 +98,9 @@ QUERIES = [
     ("excel 排序", ""),
     ('"分区本文介绍"', ""),
     ('"镜像安装"', ""),
+    # a quoted phrase copied from a page of links' link texts, across two of them
+    ('"安装配置手册"', ""),
+    ('"配置手册无线网卡"', ""),
     # initials: several words searched, the first page shared among them
     ("xz", ""),
     ("az", ""),
@@ -132,7 +135,11 @@ def _documents(complete: bool) -> list[IndexDoc]:
         docs.append(doc)
     if complete:
         assert all(d.title_tokens and d.headings_tokens and d.body_tokens for d in docs)
-    return docs
+    # A page of links: indexed by its own text, its link texts found by a quoted phrase.
+    contents = page_event(SITES[1] + "/guides/", "指南目录", "指南目录\n服务器安装配置手册\n无线网卡固件说明")
+    link_page = build_document(dataclasses.replace(contents, link_page=True, own_text="指南目录"))
+    assert link_page.link_grams
+    return [*docs, dataclasses.replace(link_page, rank=feature_precision(1.0), pagerank=1.0 / len(PAGES))]
 
 
 Ranking = list[tuple[str, float]]

@@ -35,6 +35,7 @@ __all__ = [
     "fold",
     "grams",
     "initialise",
+    "link_page_grams",
     "segment",
     "segment_with_subwords",
     "subwords",
@@ -55,6 +56,12 @@ def document_grams(title: str, headings: str, body: str) -> tuple[list[str], lis
     """The bigram fields of a document: (title, headings then body). An index that does
     not store them rebuilds them with this, exactly as the indexer built them."""
     return grams(title), grams(headings) + grams(body)
+
+
+def link_page_grams(body: str) -> str:
+    """A page of links' ``IndexDoc.link_grams``: the bigrams of all the text it shows,
+    its link texts too (its other fields are made from its own text alone)."""
+    return " ".join(grams(body))
 
 
 def analyze(text: str) -> Analysis:

@@ -62,6 +62,9 @@ class IndexDoc:
     subword_tokens: str  # jieba search-mode sub-words of title, headings and body
     title_grams: str = ""  # character bigrams of the title (services/common/analysis/grams.py)
     body_grams: str = ""  # character bigrams of headings and body
+    # A page of links: the bigrams of all the text it shows, its link texts too, which
+    # only a quoted phrase looks in (a phrase copied from the page); "" for other pages.
+    link_grams: str = ""
     fetched_at: float = 0.0
     anchors: str = ""
     anchors_tokens: str = ""
@@ -83,6 +86,9 @@ class IndexDoc:
     doc_size: int = 0
     doc_pages: int = 0
 
+
+# The field of IndexDoc.link_grams in both index backends, which quoted phrases look in.
+LINK_GRAMS = "link_grams"
 
 # IndexDoc fields that hold display text, and numbers; the rest are plain strings.
 DISPLAY_FIELDS = ("title", "headings", "body", "anchors")

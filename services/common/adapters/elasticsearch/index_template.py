@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.common.domain.documents import DISPLAY_FIELDS
+from services.common.domain.documents import DISPLAY_FIELDS, LINK_GRAMS
 
 # Bump when the settings or mappings change: an index built from an older
 # template keeps working, and the adapter logs that a reindex would apply the
 # new one (``ElasticsearchSearchIndex.reindex_into_new_index``).
-MAPPING_VERSION = 5
+MAPPING_VERSION = 6
 ANALYZER = "tansuo_tokens"
 # Above the priority 100 of Elasticsearch's built-in templates (logs-*-*, ...), which
 # a pattern such as "logs-*" would otherwise overlap; equal priorities may not overlap.
@@ -25,7 +25,7 @@ TEMPLATE_PRIORITY = 500
 # Stored for display and snippets, never searched: the segmented twins are.
 _TOKEN_FIELDS = ("title_tokens", "headings_tokens", "body_tokens", "anchors_tokens", "title_grams", "body_grams")
 # Every field ANALYZER splits (and lower-cases) at index time.
-ANALYZED_FIELDS = frozenset((*_TOKEN_FIELDS, "subword_tokens"))
+ANALYZED_FIELDS = frozenset((*_TOKEN_FIELDS, "subword_tokens", LINK_GRAMS))
 
 
 def index_pattern(alias: str) -> str:
@@ -47,6 +47,8 @@ def added_fields(version: int | None) -> dict[str, Any]:
         added.update(_PAGE_FIELDS)
     if (version or 0) < 5:
         added.update(_DOCUMENT_FIELDS)
+    if (version or 0) < 6:
+        added.update({LINK_GRAMS: dict(token_text)})
     return added
 
 
@@ -89,6 +91,8 @@ def index_template(alias: str, shards: int, replicas: int) -> dict[str, Any]:
         # about 0.4% precision; _source still returns the value as written.
         "rank": {"type": "rank_feature"},
         **_DOCUMENT_FIELDS,
+        # Added in version 6: a page of links' shown text, for quoted phrases only.
+        LINK_GRAMS: dict(token_text),
     }
     return {
         "name": alias,

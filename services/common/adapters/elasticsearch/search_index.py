@@ -60,11 +60,11 @@ DEFAULT_PORT = 9200
 _LINK_FIELDS = ("pagerank", "rank", "anchors", "anchors_tokens")
 _CONTENT_FIELDS = (
     "url", "site", "title", "headings", "body", "content_hash",
-    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
+    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams", "link_grams",
     "fetched_at", "store_key", "filetype", "doc_size", "doc_pages",
 )  # fmt: skip
 _CONTENT_TOKEN_FIELDS = (
-    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams",
+    "title_tokens", "headings_tokens", "body_tokens", "subword_tokens", "title_grams", "body_grams", "link_grams",
 )  # fmt: skip
 _HIT_FIELDS = ["url", "site", "title", "headings", "body", "pagerank", "content_hash", "minhash", "fetched_at",
                "modified_at", "filetype", "doc_size", "doc_pages", "anchors"]  # fmt: skip

@@ -35,11 +35,12 @@ from services.common.adapters.tantivy.mmap_advice import RandomAccessAdvice
 from services.common.adapters.tantivy.recent_documents import RecentDocuments
 from services.common.adapters.tantivy.search_marker import SearchMarker
 from services.common.adapters.tantivy.stored_hit_cache import StoredHitCache
-from services.common.analysis import document_grams
+from services.common.analysis import document_grams, link_page_grams
 from services.common.config import Settings
 from services.common.domain import minhash
 from services.common.domain.documents import (
     DISPLAY_FIELDS,
+    LINK_GRAMS,
     IndexDoc,
     LinkFields,
     MergeReport,
@@ -71,10 +72,11 @@ class IndexLocked(IndexUnavailable, IndexWriterBusy):
 
 
 def _schema(
-    with_fold_keys: bool = True, with_own_text: bool = True, with_dates: bool = True, with_documents: bool = True
+    with_fold_keys: bool = True, with_own_text: bool = True, with_dates: bool = True, with_documents: bool = True,
+    with_link_grams: bool = True,
 ) -> tantivy.Schema:
     """The index's fields. An index keeps the layout it was made with (``_LAYOUTS``):
-    without the document fields (``filetype``, ``doc_size``, ``doc_pages``), also
+    without a page of links' ``link_grams``, also without the document fields (``filetype``, ``doc_size``, ``doc_pages``), also
     without the page dates (``modified_at``, ``store_key``), also without ``own_text``
     (before it was stored), or without it and the fold keys (``fold_keys``)."""
     sb = tantivy.SchemaBuilder()
@@ -111,16 +113,21 @@ def _schema(
         sb.add_text_field("filetype", stored=True, tokenizer_name="raw")
         sb.add_integer_field("doc_size", stored=True, indexed=False)
         sb.add_integer_field("doc_pages", stored=True, indexed=False)
+    if with_link_grams:
+        # A page of links' shown text, for quoted phrases only: not stored, rebuilt
+        # from the stored body like the other bigram fields (``_with_grams``).
+        sb.add_text_field(LINK_GRAMS, stored=False, tokenizer_name="whitespace", index_option="position")
     return sb.build()
 
 
 # Every layout a Tansuo release made, newest first (``_schema``'s arguments).
 _LAYOUTS = (
-    (True, True, True, True),
-    (True, True, True, False),
-    (True, True, False, False),
-    (True, False, False, False),
-    (False, False, False, False),
+    (True, True, True, True, True),
+    (True, True, True, True, False),
+    (True, True, True, False, False),
+    (True, True, False, False, False),
+    (True, False, False, False, False),
+    (False, False, False, False, False),
 )
 
 
@@ -163,6 +170,7 @@ def _to_tantivy(
     with_own_text: bool = True,
     with_dates: bool = True,
     with_documents: bool = True,
+    with_link_grams: bool = True,
 ) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("url", doc.url)
@@ -189,6 +197,8 @@ def _to_tantivy(
         out.add_text("filetype", doc.filetype)
         out.add_integer("doc_size", int(doc.doc_size))
         out.add_integer("doc_pages", int(doc.doc_pages))
+    if with_link_grams:
+        out.add_text(LINK_GRAMS, token_fields.stored(doc.link_grams))
     return out
 
 
@@ -247,12 +257,14 @@ def _with_grams(doc: IndexDoc, kept: RecentDocuments) -> IndexDoc:
     ones this writer kept when it wrote the document, else built again from its text."""
     if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
         return doc
+    links = link_page_grams(doc.body) if doc.own_text is not None else ""
     found = kept.grams_of(doc)
     if found is not None:
-        return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1])
+        return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1], link_grams=links)
     body = doc.body if doc.own_text is None else doc.own_text
     title_grams, body_grams = document_grams(doc.title, doc.headings, body)
-    return dataclasses.replace(doc, title_grams=" ".join(title_grams), body_grams=" ".join(body_grams))
+    return dataclasses.replace(doc, title_grams=" ".join(title_grams), body_grams=" ".join(body_grams),
+                               link_grams=links)  # fmt: skip
 
 
 def _has_link_fields(doc: IndexDoc) -> bool:
@@ -332,6 +344,8 @@ class TantivySearchIndex:
         self._dates = "modified_at" in fields
         # One built before documents were indexed has no filetype: filter to match.
         self._documents = "filetype" in fields
+        # One built before link_grams finds no quoted phrase among a page's link texts.
+        self._link_grams = LINK_GRAMS in fields
         # Reload explicitly (after our commits, or when meta.json changes) rather than
         # through tantivy's watcher thread, so a search right after commit() sees it.
         index.config_reader("manual")
@@ -538,7 +552,9 @@ class TantivySearchIndex:
     def _replace(self, writer: tantivy.IndexWriter, doc: IndexDoc) -> None:
         doc = with_link_title(doc)
         writer.delete_documents_by_term("url", doc.url)
-        writer.add_document(_to_tantivy(doc, self._fold_keys, self._own_text, self._dates, self._documents))
+        writer.add_document(
+            _to_tantivy(doc, self._fold_keys, self._own_text, self._dates, self._documents, self._link_grams)
+        )
         self._pending[doc.url] = doc
 
     def upsert(self, docs: Sequence[IndexDoc]) -> None:
@@ -620,7 +636,7 @@ class TantivySearchIndex:
             self._require_writer()
             self.commit()
             searcher = self._index.searcher()  # the view copied; its files stay readable
-            if not (self._fold_keys and self._own_text and self._dates and self._documents):
+            if not (self._fold_keys and self._own_text and self._dates and self._documents and self._link_grams):
                 return self._copy_to_current_layout(searcher, progress)
             self.close()  # one writer per index: the big one takes the lock
             try:
@@ -692,6 +708,8 @@ class TantivySearchIndex:
         """One query-tree node as a tantivy query (see services/common/domain/query_tree.py)."""
         if isinstance(node, Term) and node.field == "filetype" and not self._documents:
             query = self._term("url", "")  # an index of an older layout holds no document: no URL is ""
+        elif isinstance(node, (Term, Phrase)) and node.field == LINK_GRAMS and not self._link_grams:
+            query = self._term("url", "")  # nor link_grams: a phrase there matches nothing
         elif isinstance(node, Term):
             query = self._term(node.field, node.value)
         elif isinstance(node, Phrase):
