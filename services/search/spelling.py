@@ -152,7 +152,7 @@ class SpellingCorrector:
         )  # fmt: skip
         # The bigrams' gain only ranks the candidates: an idiom's (默默无文 for 默默无闻)
         # is small, its whole phrase decides (``_held``).
-        best = [(i, ch) for g, i, ch in scored[:CHECKED] if g > 0]
+        best = [(i, ch, trials[(i, ch)][0]) for g, i, ch in scored[:CHECKED] if g > 0]
         if not best:
             return None
         if self._phrase_count(tuple(old), True):
@@ -174,19 +174,20 @@ class SpellingCorrector:
             (cost, i, ch) for i in range(len(run)) for ch, cost in candidates(run[i])
             if is_word(run[:i] + ch + run[i + 1 :])
         )[:CHECKED]  # fmt: skip
-        return self._best_held(run, [(i, ch) for _, i, ch in slips], least_when_unheld=MIN_PAGES) if slips else None
+        return self._best_held(run, [(i, ch, cost) for cost, i, ch in slips], least_when_unheld=MIN_PAGES) if slips else None
 
     def _best_held(
-        self, run: str, fixes: list[tuple[int, str]], least_when_unheld: int
+        self, run: str, fixes: list[tuple[int, str, float]], least_when_unheld: int
     ) -> tuple[int, str, bool] | None:
         """(position, character, whether no page holds the run as typed) of the fix of
-        ``run`` the most pages hold verbatim, when they are ``MIN_GAIN`` times the pages
-        of the run as typed and at least ``MIN_PAGES``, or ``least_when_unheld`` when no
-        page holds it; else None."""
-        typed, counts = self._held(run, [run[:i] + ch + run[i + 1 :] for i, ch in fixes])
-        pages, at = max((c, k) for k, c in enumerate(counts))
+        ``run`` (position, character, cost) the most pages hold verbatim for its cost (a
+        noisy channel: how likely the word, times how likely this slip of it), when they
+        are ``MIN_GAIN`` times the pages of the run as typed and at least ``MIN_PAGES``,
+        or ``least_when_unheld`` when no page holds it; else None."""
+        typed, counts = self._held(run, [run[:i] + ch + run[i + 1 :] for i, ch, _ in fixes])
+        _, pages, at = max((c / fixes[k][2], c, k) for k, c in enumerate(counts))
         if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else least_when_unheld):
-            return fixes[at] + (typed == 0,)
+            return fixes[at][:2] + (typed == 0,)
         return None
 
     def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:

@@ -192,3 +192,17 @@ def test_a_syllable_a_letter_apart_is_tried_only_where_a_bigram_is_on_no_page() 
     assert fixed is not None and fixed.query == "自动筛选"
     assert corrector.correct("帅选") is None
     assert SpellingCorrector(_term_stats(pages[:30]), _phrase_count(pages[:30])).correct("帅选") is not None
+
+
+def test_of_two_corrections_the_likelier_slip_wins_unless_the_other_word_is_far_commoner() -> None:
+    # 亲菜: 青菜 is a near syllable away (qin, qing), 亲爱 a letter away (cai, ai), a
+    # slip a tenth as likely: a noisy channel weighs how common each word is by how
+    # likely its slip.
+    greens = [(f"青菜{i}", "青菜很好吃。") for i in range(5)]
+    dears = [(f"亲爱{i}", "亲爱的朋友。") for i in range(12)]
+    corrector = SpellingCorrector(_term_stats(greens + dears), _phrase_count(greens + dears))
+    fixed = corrector.correct("亲菜")
+    assert fixed is not None and fixed.query == "青菜"
+    many = greens + dears * 5  # 60 pages say 亲爱: more than ten times as common as 青菜
+    fixed = SpellingCorrector(_term_stats(many), _phrase_count(many)).correct("亲菜")
+    assert fixed is not None and fixed.query == "亲爱"
