@@ -52,7 +52,7 @@ def run(backends: Backends, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if report.new_layout:
-        print("the index now has the current fields (fold keys: docs/serving.md)", file=sys.stderr)
+        print("the index now has the current fields (docs/serving.md)", file=sys.stderr)
     return 0
 
 
