@@ -4,6 +4,7 @@ they were built from (services/common/adapters/tantivy/recent_documents.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from services.common.adapters.tantivy import search_index as search_index_tantivy
 from services.common.adapters.tantivy.recent_documents import RecentDocuments
 from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.analysis import link_page_grams
 from services.common.config import Settings
 from services.common.domain.documents import LinkFields
 from services.common.domain.query_tree import Phrase
@@ -47,6 +49,19 @@ def test_a_rank_rewrite_after_a_commit_uses_the_kept_bigrams(tmp_path: Path, mon
     assert index.get(URL) is not None  # (get reads the bigrams from the cache too)
     assert index.get(URL).pagerank == 2.5
     assert _found_by_phrase(index, "软件包之前先更新") == [URL]
+    index.close()
+
+
+def test_a_page_of_links_read_back_gets_its_kept_link_grams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _writer(tmp_path)
+    body = "目录\n安装指南\n网络配置"
+    links = link_page_grams(body)
+    index.upsert([dataclasses.replace(index_doc(URL, title="目录", body=body), own_text="目录", link_grams=links)])
+    index.commit()
+    _no_segmenting(monkeypatch)
+    monkeypatch.setattr(search_index_tantivy, "link_page_grams", lambda *_: pytest.fail("link_grams built again"))
+    doc = index.get(URL)
+    assert doc is not None and doc.link_grams == links
     index.close()
 
 

@@ -65,13 +65,13 @@ class RecentDocuments:
             entry = self._entries.get(url)
         return entry[2] if entry is not None else None
 
-    def grams_of(self, doc: IndexDoc) -> tuple[str, str] | None:
-        """The kept (title, body) bigram fields of this document, if built from its text."""
+    def grams_of(self, doc: IndexDoc) -> tuple[str, str, str] | None:
+        """The kept (title, body, link) bigram fields of this document, if built from its text."""
         with self._lock:
             entry = self._entries.get(doc.url)
         if entry is None or entry[0] != _text_key(doc):
             return None
-        return entry[2].title_grams, entry[2].body_grams
+        return entry[2].title_grams, entry[2].body_grams, entry[2].link_grams
 
     def forget(self, url: str) -> None:
         with self._lock:

@@ -76,8 +76,8 @@ def _schema(
     with_link_grams: bool = True,
 ) -> tantivy.Schema:
     """The index's fields. An index keeps the layout it was made with (``_LAYOUTS``):
-    without a page of links' ``link_grams``, also without the document fields (``filetype``, ``doc_size``, ``doc_pages``), also
-    without the page dates (``modified_at``, ``store_key``), also without ``own_text``
+    without a page of links' ``link_grams``, also without the document fields
+    (``filetype``, ``doc_size``, ``doc_pages``), also without the page dates (``modified_at``, ``store_key``), also without ``own_text``
     (before it was stored), or without it and the fold keys (``fold_keys``)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
@@ -257,12 +257,12 @@ def _with_grams(doc: IndexDoc, kept: RecentDocuments) -> IndexDoc:
     ones this writer kept when it wrote the document, else built again from its text."""
     if doc.title_grams or doc.body_grams or not (doc.title or doc.headings or doc.body):
         return doc
-    links = link_page_grams(doc.body) if doc.own_text is not None else ""
     found = kept.grams_of(doc)
     if found is not None:
-        return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1], link_grams=links)
+        return dataclasses.replace(doc, title_grams=found[0], body_grams=found[1], link_grams=found[2])
     body = doc.body if doc.own_text is None else doc.own_text
     title_grams, body_grams = document_grams(doc.title, doc.headings, body)
+    links = link_page_grams(doc.body) if doc.own_text is not None else ""
     return dataclasses.replace(doc, title_grams=" ".join(title_grams), body_grams=" ".join(body_grams),
                                link_grams=links)  # fmt: skip
 
