@@ -466,8 +466,8 @@ class QueryPlanner:
         # what the score-only bigrams cost at a million pages (docs/ranking.md, 'Latency').
         for g in self._common(values, (docs, {g: {BODY_GRAMS: by_gram[g][BODY_GRAMS]} for g in values})):
             scales[(BODY_GRAMS, g)] = 0.0
-        for run in free_grams:
-            for g in self._not_rarest_in_bodies(run, by_gram) if len(run) >= self._cfg.search_typo_min_grams else ():
+        for run in (r for r in free_grams if len(r) >= self._cfg.search_typo_min_grams):
+            for g in self._not_rarest_in_bodies(run, by_gram):
                 scales[(BODY_GRAMS, g)] = 0.0
         return scales
 
