@@ -50,6 +50,17 @@ def test_a_conversion_that_changes_length_falls_back_to_characters() -> None:
     assert fold("記憶體不足") == "记忆体不足"
 
 
+def test_phrases_that_change_length_in_opposite_ways_do_not_shift_the_text_between() -> None:
+    # 字串 → 字符串 (+1) and 十進位制 → 十进制 (-1) cancel out over the run: taken as it
+    # came, OpenCC's output had the run's length but every character between them one
+    # place off (转换为 under 數字表), so a span copied from there matched nothing.
+    text = "將字串表示式或數字表達式轉換為十進位制表示式"
+    folded = fold(text)
+    assert folded[12:15] == "转换为" and folded[7:9] == "数字"
+    assert fold(text[12:]) == folded[12:]  # a span cut from the run folds as the run does
+    assert fold("使用印表機列印") == "使用打印机打印"  # a phrase of the same length is still taken
+
+
 def test_simplified_text_is_left_as_it_is() -> None:
     text = "乾隆年间著名的后面于是"
     assert fold(text) == text

@@ -10,13 +10,14 @@ The folded text always has the length of the original, character for character, 
 an offset found in the folded text is an offset in the original: highlighting marks
 what the user's page says, in its own script, and folded text is never shown.
 Mappings that would change the length (ß → ss, 記憶體 → 内存) are skipped, and a
-Han run whose regional conversion changes length falls back to word-by-word, then
-to character-by-character conversion.
+Han run whose regional conversion changes length, or shifts characters anywhere in
+it, falls back to word-by-word, then to character-by-character conversion.
 """
 
 from __future__ import annotations
 
 import array
+import difflib
 import functools
 import re
 import threading
@@ -105,19 +106,57 @@ def regional_fold(run: str, by_char: str) -> str:
     return _regional(run, by_char)
 
 
+# Pages repeat their runs (a help site's boilerplate, a menu's labels): each is
+# converted once. The key holds the run alone, since ``by_char`` follows from it.
+@functools.lru_cache(maxsize=1 << 15)
 def _regional(run: str, by_char: str) -> str:
     """Taiwan vocabulary and phrase-level conversion of one traditional Han run,
-    keeping its length; ``by_char`` is the run already folded character by character."""
+    keeping it aligned with the run character for character; ``by_char`` is the run
+    already folded character by character.
+
+    OpenCC's conversion of the whole run is taken where each of its phrases keeps its
+    length (軟體 → 软件). Where one does not (對話方塊 → 对话框), the run is converted
+    word by word instead, each of jieba's words taken where it keeps its length: also
+    when two such phrases cancel out (字串 → 字符串 … 十進位制 → 十进制), which leave the
+    run's length as it was but every character between them one place off."""
     run = _REGIONAL_FIX.sub(lambda m: _REGIONAL_FIXES[m.group()], run)
     phrase = _convert("tw2sp", run)
-    if len(phrase) == len(run):
+    if phrase == by_char or (len(phrase) == len(run) and _aligned(by_char, phrase)):
         return phrase
+    return _word_by_word(run, by_char)
+
+
+def _aligned(by_char: str, phrase: str) -> bool:
+    """Whether every change of ``phrase`` from ``by_char`` keeps its length: each one a
+    phrase of the same number of characters, none that shifts the ones after it."""
+    return all(i2 - i1 == j2 - j1 for (i1, i2), (j1, j2) in _changes(by_char, phrase))
+
+
+def _word_by_word(run: str, by_char: str) -> str:
     out, pos = [], 0
     for word in rjieba.cut(run, hmm=True):
         converted = _convert("tw2sp", word)
         out.append(converted if len(converted) == len(word) else by_char[pos : pos + len(word)])
         pos += len(word)
     return "".join(out)
+
+
+def _changes(by_char: str, phrase: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """``by_char`` and ``phrase`` cut into aligned pieces, each ((i1, i2), (j1, j2)):
+    what they share, and what one phrase made of the characters between. A single
+    shared character between two changes belongs to them: 印表機 becomes 打印机, whose
+    印 is not the run's."""
+    ops = difflib.SequenceMatcher(None, by_char, phrase, autojunk=False).get_opcodes()
+    pieces: list[list[int]] = []
+    for k, (op, i1, i2, j1, j2) in enumerate(ops):
+        inside = 0 < k < len(ops) - 1 and i2 - i1 == 1
+        if op == "equal" and not inside:
+            pieces.append([i1, i2, j1, j2, 1])
+        elif pieces and not pieces[-1][4]:
+            pieces[-1][1], pieces[-1][3] = i2, j2
+        else:
+            pieces.append([i1, i2, j1, j2, 0])
+    return [((i1, i2), (j1, j2)) for i1, i2, j1, j2, _ in pieces]
 
 
 @functools.cache
