@@ -274,16 +274,19 @@ class QueryPlanner:
         fields = ((TITLE_GRAMS, title), (BODY_GRAMS, body), (LINK_GRAMS, body))
         return Bool(should=tuple(Phrase(f, phrase, boost) for f, boost in fields), minimum_should_match=1)
 
-    def exact(self, text: str, across: bool = False) -> Node | None:
+    def exact(self, text: str, across: bool = False, inner: bool = False) -> Node | None:
         """A quoted phrase: its bigrams, consecutive, in title or body (``_quoted``).
 
         With ``across``, also the phrase as a page that holds it may be indexed
         otherwise: copied across a break of the page's text (a heading into its
         paragraph, a comma, a space), where no bigram spans the break, so the page holds
-        the bigrams of the two sides one after the other; and, for a phrase of
-        ``_INNER_MIN_CHARS`` or more, its inner part without two characters at either
-        end, since a page's traditional run is folded whole and a word cut at the
-        phrase's edge (印表機 copied from 表機 on) folds otherwise alone."""
+        the bigrams of the two sides one after the other. With ``inner`` too, weaker
+        matches: a cut with a side of one character, that side left out; and for a
+        phrase of ``_INNER_MIN_CHARS`` or more, its inner part without two characters at
+        either end, whole or across a break, since a page's traditional run is folded
+        whole and a word cut at the phrase's edge (印表機 copied from 表機 on) folds
+        otherwise alone. Many pages hold such a part alike, so the search ranks these
+        after the pages that hold the whole phrase (``SearchService._find``)."""
         values = _grams(text)
         if not values:
             return None
@@ -291,9 +294,10 @@ class QueryPlanner:
         if not across:
             return phrase
         folded = fold("".join(text.split()))
-        others = [grams_of_folded(a) + grams_of_folded(b) for a, b in _breaks(folded)]
-        if len(folded) >= _INNER_MIN_CHARS and has_han(folded):
-            others.append(grams_of_folded(folded[2:-2]))
+        others = _across_grams(folded, lone=inner)
+        if inner and len(folded) >= _INNER_MIN_CHARS and has_han(folded):
+            middle = folded[2:-2]
+            others += [grams_of_folded(middle), *_across_grams(middle, lone=True)]
         alternatives = tuple(dict.fromkeys(tuple(g) for g in others if len(g) >= 2 and tuple(g) != values))
         if not alternatives:
             return phrase
@@ -338,12 +342,17 @@ class QueryPlanner:
         return wanted <= self._cfg.search_word_grams_up_to
 
     def plan(  # noqa: C901 - one pass builds clauses, score-only clauses and highlights together
-        self, parsed: ParsedQuery, any_clause: bool = False, forgiving: bool = False, across: bool = False
+        self,
+        parsed: ParsedQuery,
+        any_clause: bool = False,
+        forgiving: bool = False,
+        across: bool = False,
+        inner: bool = False,
     ) -> Plan:
         """The tree for ``parsed``; with ``any_clause``, one wanted clause is enough;
         with ``forgiving``, a page holding most of the free text's bigrams will do too
         (``grams_overlap``); with ``across``, a quoted phrase may run across a break of
-        the page's text (``exact``)."""
+        the page's text, and with ``inner`` too, its inner part will do (``exact``)."""
         keep_stop_words = all(w in STOP_WORDS for p in parsed.parts if not p.quoted for w in _words(p.text))
         free = [p.text for p in parsed.parts if not p.quoted]
         words = [w for t in free for w in _words(t) + (_subwords(t) if any_clause else ())]
@@ -384,7 +393,7 @@ class QueryPlanner:
             alternatives: list[list[Node]] = []
             for part in group:
                 if part.quoted:
-                    exact = self.exact(part.text, across)
+                    exact = self.exact(part.text, across, inner)
                     highlight.extend(_words(part.text))
                     alternatives.append([exact] if exact is not None else [])
                 else:
@@ -699,6 +708,15 @@ def _asks(text: str) -> bool:
     pages that merely share its question words (docs/ranking.md, 'What chose each weight
     (issue 36)')."""
     return any(w in QUESTION_WORDS for w in _words(text))
+
+
+def _across_grams(folded: str, lone: bool = False) -> list[list[str]]:
+    """The bigrams of ``folded`` cut at each break (``_breaks``): one side's, then the
+    other's, with none across the cut. A side of one character the page holds in a
+    bigram with its neighbour beyond the copied span (语 of 语法), not alone: such a cut
+    is left out, or with ``lone`` taken as the other side alone, a weaker match."""
+    cuts = [(a, b) for a, b in _breaks(folded) if lone or (len(a) > 1 and len(b) > 1)]
+    return [(grams_of_folded(a) if len(a) > 1 else []) + (grams_of_folded(b) if len(b) > 1 else []) for a, b in cuts]
 
 
 def _breaks(folded: str) -> list[tuple[str, str]]:

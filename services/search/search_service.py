@@ -325,8 +325,13 @@ class SearchService:
             # quoted phrase none holds may have been copied across a break of the page's
             # text. If none holds every clause, any of them (or a word's parts) will do.
             none = exact.total == 0
-            forgiving = self._planner.plan(parsed, any_clause=none, forgiving=True, across=none)
-            return forgiving, after_exact(exact, self._run(forgiving, 0, window, sort)), exact.total
+            first = exact
+            if none and quoted:
+                # Pages holding the whole phrase across a break come before those
+                # holding most of its bigrams or its inner part alone.
+                first = self._run(self._planner.plan(parsed, across=True), 0, window, sort)
+            forgiving = self._planner.plan(parsed, any_clause=none, forgiving=True, across=none, inner=none)
+            return forgiving, after_exact(first, self._run(forgiving, 0, window, sort)), exact.total
         if exact.total == 0 and plan.widens:
             # No page holds every clause: any of them (or a word's parts) will do, best first.
             plan = self._planner.plan(parsed, any_clause=True)

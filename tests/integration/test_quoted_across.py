@@ -1,0 +1,65 @@
+"""A quoted phrase copied across a break of a page's text, on both index backends.
+
+Pages that hold the whole phrase, across the break, rank before pages that hold only a
+part of it (its inner characters, most of its bigrams): several pages of a help site
+hold such a part alike, and one of them in its title outscored the page copied from.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
+from services.common.adapters.tantivy.search_index import TantivySearchIndex
+from services.common.config import Settings
+from services.indexer.document_builder import build_document
+from services.search.search_service import SearchService
+from tests.page_events import page_event
+from tests.servers.es_server import drop_alias
+
+CFG = Settings()
+SITE = "https://help.example.cn"
+PAGES = [
+    # The operator's page: its description, then the heading of the next block.
+    ("/basic/and", "AND 运算符", "对两个表达式执行逻辑合并运算\n语法说明：结果 = 表达式1 AND 表达式2"),
+    # Pages that hold the phrase's inner part (合并运算语法) whole, one in its title.
+    ("/basic/syntax", "合并运算语法", "合并运算语法一览：合并运算语法见各运算符的页面。"),
+    ("/basic/or", "OR 运算符", "对两个表达式执行逻辑析取运算。合并运算语法见上一页。"),
+]
+
+
+@pytest.fixture(scope="module", params=["tantivy", pytest.param("elasticsearch", marks=pytest.mark.integration)])
+def service(request: pytest.FixtureRequest) -> Iterator[SearchService]:
+    docs = [build_document(page_event(SITE + path, title, body)) for path, title, body in PAGES]
+    with tempfile.TemporaryDirectory() as tmp:
+        if request.param == "elasticsearch":
+            alias = f"tansuo-test-{uuid.uuid4().hex[:12]}"
+            es_url, client = request.getfixturevalue("es_url"), request.getfixturevalue("es_client")
+            request.addfinalizer(lambda: drop_alias(client, alias))
+            index = ElasticsearchSearchIndex.from_url(es_url.replace("http://", "elasticsearch://", 1) + "/" + alias, CFG)
+        else:
+            index = TantivySearchIndex(Path(tmp) / "index", CFG)
+        index.upsert(docs)
+        index.commit()
+        yield SearchService(CFG, index)
+        index.close()
+
+
+def test_the_page_holding_the_whole_phrase_across_a_break_comes_first(service: SearchService) -> None:
+    out = service.search('"逻辑合并运算语法说明"')
+    urls = [r["url"] for r in out["results"]]
+    assert urls[0] == SITE + "/basic/and"
+    assert SITE + "/basic/syntax" in urls  # a part of the phrase still finds its pages, after
+    assert out["unquoted"] is False
+
+
+def test_a_side_of_one_character_is_matched_as_the_start_of_the_next_word(service: SearchService) -> None:
+    # 语 begins 语法 on the page, which holds no bigram 语 alone: the cut 执行逻辑合并运算 | 语
+    # is read as the phrase before the break, with the pages holding a part.
+    urls = [r["url"] for r in service.search('"执行逻辑合并运算语"')["results"]]
+    assert urls[0] == SITE + "/basic/and"
