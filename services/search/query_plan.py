@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from services.common.analysis import fold, grams, segment, subwords
+from services.common.analysis.fold import fold_is_contextual
 from services.common.analysis.grams import grams_of_folded
 from services.common.analysis.han import has_han
 from services.common.analysis.regional import regional_variants
@@ -280,13 +281,15 @@ class QueryPlanner:
         With ``across``, also the phrase as a page that holds it may be indexed
         otherwise: copied across a break of the page's text (a heading into its
         paragraph, a comma, a space), where no bigram spans the break, so the page holds
-        the bigrams of the two sides one after the other. With ``inner`` too, weaker
+        the bigrams of the two sides one after the other; for a phrase in traditional
+        script, also without one or two characters at either end, since a page's run is
+        folded whole and a word cut at the phrase's edge folds otherwise alone (式 of
+        函式, which the page folds to 函数). With ``inner`` too, weaker
         matches: a cut with a side of one character, that side left out; and for a
         phrase of ``_INNER_MIN_CHARS`` or more, its inner part without two characters at
-        either end, whole or across a break, since a page's traditional run is folded
-        whole and a word cut at the phrase's edge (印表機 copied from 表機 on) folds
-        otherwise alone. Many pages hold such a part alike, so the search ranks these
-        after the pages that hold the whole phrase (``SearchService._find``)."""
+        both ends, whole or across a break (印表機 copied from 表機 on). Many pages hold
+        such a part alike, so the search ranks these after the pages that hold the
+        whole phrase (``SearchService._find``)."""
         values = _grams(text)
         if not values:
             return None
@@ -295,6 +298,9 @@ class QueryPlanner:
             return phrase
         folded = fold("".join(text.split()))
         others = _across_grams(folded, lone=inner)
+        if fold_is_contextual(text) and len(folded) >= _INNER_MIN_CHARS:
+            for part in (folded[1:], folded[2:], folded[:-1], folded[:-2]):
+                others += [grams_of_folded(part), *_across_grams(part, lone=inner)]
         if inner and len(folded) >= _INNER_MIN_CHARS and has_han(folded):
             middle = folded[2:-2]
             others += [grams_of_folded(middle), *_across_grams(middle, lone=True)]

@@ -30,6 +30,11 @@ PAGES = [
     # Pages that hold the phrase's inner part (合并运算语法) whole, one in its title.
     ("/basic/syntax", "合并运算语法", "合并运算语法一览：合并运算语法见各运算符的页面。"),
     ("/basic/or", "OR 运算符", "对两个表达式执行逻辑析取运算。合并运算语法见上一页。"),
+    # Taiwan's help: 函式 folds to 函数 and 程式碼 to 程式码 on the page, but 式 and 程 cut
+    # from them fold to themselves.
+    ("/tw/lcase", "LCase 函式", "傳回轉換為小寫的字串。此函式不區分大小寫。\n錯誤程式碼：5 無效的程序呼叫"),
+    ("/tw/case", "區分大小寫", "搜尋時區分大小寫。區分大小寫的選項位於對話方塊中。"),
+    ("/tw/match", "區分大小寫的比對", "比對文字時區分大小寫。"),
 ]
 
 
@@ -63,3 +68,9 @@ def test_a_side_of_one_character_is_matched_as_the_start_of_the_next_word(servic
     # is read as the phrase before the break, with the pages holding a part.
     urls = [r["url"] for r in service.search('"执行逻辑合并运算语"')["results"]]
     assert urls[0] == SITE + "/basic/and"
+
+
+def test_a_traditional_phrase_cut_inside_a_word_at_either_end_finds_its_page_first(service: SearchService) -> None:
+    # Without its edge characters the phrase is held whole, across the break, by one page.
+    urls = [r["url"] for r in service.search('"式不區分大小寫錯誤程"')["results"]]
+    assert urls[0] == SITE + "/tw/lcase"

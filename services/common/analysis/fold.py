@@ -101,6 +101,12 @@ _REGIONAL_FIXES = {"儲存格": "单元格", "伺服器": "服务器", "函式":
 _REGIONAL_FIX = re.compile("|".join(map(re.escape, _REGIONAL_FIXES)))
 
 
+def fold_is_contextual(text: str) -> bool:
+    """Whether ``text`` holds a traditional character, whose folding may depend on the
+    characters around it (函式 → 函数: 式 alone stays 式)."""
+    return _traditional().search(text) is not None
+
+
 def regional_fold(run: str, by_char: str) -> str:
     """``_regional``: how a traditional run is folded, for a query word (regional.py)."""
     return _regional(run, by_char)
