@@ -101,6 +101,8 @@ QUERIES = [
     # a quoted phrase copied from a page of links' link texts, across two of them
     ('"安装配置手册"', ""),
     ('"配置手册无线网卡"', ""),
+    # a traditional quote across a sentence's end: the whole first, then its parts
+    ('"裝軟體套件設定檔位於"', ""),
     # initials: several words searched, the first page shared among them
     ("xz", ""),
     ("az", ""),
