@@ -37,7 +37,7 @@ from services.common.analysis import fold, grams, segment, subwords
 from services.common.analysis.fold import fold_is_contextual
 from services.common.analysis.grams import grams_of_folded
 from services.common.analysis.han import has_han
-from services.common.analysis.regional import regional_variants
+from services.common.analysis.regional import regional_variants, taiwan_reading
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.analysis.synonyms import is_nickname, synonyms
 from services.common.analysis.words import on_user_words_changed
@@ -443,8 +443,9 @@ class QueryPlanner:
             (Bool(should=tuple(wanted_clauses), minimum_should_match=minimum),) if wanted_clauses else ()
         )
         free_grams = [_grams(t) for t in free]
-        gram_scales = self.gram_scales(free_grams, forgiving)
-        wanted, overlap = self._with_overlap(wanted, free_grams, optional, forgiving, gram_scales)
+        readings = _taiwan_grams(free, free_grams)
+        gram_scales = self.gram_scales(free_grams, forgiving, readings)
+        wanted, overlap = self._with_overlap(wanted, free_grams, optional, forgiving, gram_scales, readings)
         optional = self._common_in_titles(optional, optional_words, common)
         boosts = self._boosts(parsed, self._all_common(clauses, clause_words, common), gram_scales)
         tree = Bool(
@@ -460,12 +461,15 @@ class QueryPlanner:
         return Plan(tree, tuple(dict.fromkeys(h for h in highlight if h)), len(clauses), minimum, widens, forgives,
                     unknown)  # fmt: skip
 
-    def gram_scales(self, free_grams: list[tuple[str, ...]], forgiving: bool) -> Scales:
+    def gram_scales(
+        self, free_grams: list[tuple[str, ...]], forgiving: bool, readings: Mapping[str, tuple[str, ...]] | None = None
+    ) -> Scales:
         """The bound on each free-text bigram's title idf (``field_scales``), for the
         clauses that match a run by its bigrams apart (``grams_overlap``, ``_run_parts``):
         a bigram in one title alone (保险 in the front page's 保险问答) must not lift
         that page, as its word may not. Asked only of runs that get such clauses."""
         wanted = [g for run in free_grams if forgiving or len(run) >= self._cfg.search_typo_min_grams for g in run]
+        wanted += [a for g in wanted for a in (readings or {}).get(g, ())]
         values = list(dict.fromkeys(wanted))
         if self._term_stats is None or not values:
             return {}
@@ -498,19 +502,28 @@ class QueryPlanner:
 
     def _with_overlap(
         self, wanted: tuple[Node, ...], free_grams: list[tuple[str, ...]], optional: list[Node], forgiving: bool,
-        scales: Scales,
+        scales: Scales, readings: Mapping[str, tuple[str, ...]],
     ) -> tuple[tuple[Node, ...], Node | None]:  # fmt: skip
         """(the wanted clause, with ``forgiving`` widened to the pages holding most of
         the free text's bigrams; that overlap clause or None). A long run's bigrams add
         score wherever the run is not found whole (appended to ``optional``): the page
-        that holds all but one character of a line keeps the bigrams around it."""
-        overlap = self.grams_overlap([g for run in free_grams for g in run], scales, True) if forgiving else None
+        that holds all but one character of a line keeps the bigrams around it.
+        ``readings``: a bigram's form in the text read as a Taiwan line typed in
+        simplified characters (``_taiwan_grams``), which a page matches as well."""
+        runs = [g for run in free_grams for g in run]
+        overlap = self.grams_overlap(runs, scales, True, readings) if forgiving else None
         if overlap is not None:
             wanted = (Bool(should=wanted + (overlap,), minimum_should_match=1),)
-        optional.extend(o for run in free_grams if (o := self.grams_overlap(run, scales)) is not None)
+        optional.extend(o for run in free_grams if (o := self.grams_overlap(run, scales, readings=readings)) is not None)
         return wanted, overlap
 
-    def grams_overlap(self, values: Sequence[str], scales: Scales | None = None, select: bool = False) -> Node | None:
+    def grams_overlap(
+        self,
+        values: Sequence[str],
+        scales: Scales | None = None,
+        select: bool = False,
+        readings: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> Node | None:
         """The bigrams of free text, each a term in title or body, in any order: what
         survives a wrong character. A 7-character line with one character wrong still
         has 4 of its 6 bigrams, where its words (the segmenter glues the wrong one to
@@ -519,17 +532,19 @@ class QueryPlanner:
         With ``select``, a clause that selects the pages holding all but
         ``search_typo_chars`` characters' worth of the bigrams (two a character); else
         a score-only clause, made only for a run of ``search_typo_min_grams`` bigrams or
-        more (a line or a title, not a word), None below that."""
+        more (a line or a title, not a word), None below that. A bigram with other
+        ``readings`` matches by any of them."""
         cfg = self._cfg
         unique = tuple(dict.fromkeys(values))
         weight = cfg.search_typo_gram_weight
         if weight <= 0 or not unique or (not select and len(values) < cfg.search_typo_min_grams):
             return None
         scales = scales or {}
+        readings = readings or {}
         terms = tuple(
             Bool(should=should, minimum_should_match=1)
             for g in unique
-            if (should := self._overlap_terms(g, weight, scales, select))
+            if (should := tuple(t for v in (g, *readings.get(g, ())) for t in self._overlap_terms(v, weight, scales, select)))
         )
         if not terms:
             return None
@@ -723,6 +738,21 @@ def _across_grams(folded: str, lone: bool = False) -> list[list[str]]:
     is left out, or with ``lone`` taken as the other side alone, a weaker match."""
     cuts = [(a, b) for a, b in _breaks(folded) if lone or (len(a) > 1 and len(b) > 1)]
     return [(grams_of_folded(a) if len(a) > 1 else []) + (grams_of_folded(b) if len(b) > 1 else []) for a, b in cuts]
+
+
+def _taiwan_grams(free: Sequence[str], free_grams: Sequence[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Each bigram of the free text that reads otherwise in the text read as a Taiwan
+    page's line typed in simplified characters one by one (软体 → 软件, 对话方块 stays),
+    with that reading: the page folded its run with Taiwan's phrase table."""
+    out: dict[str, tuple[str, ...]] = {}
+    for text, grams_of_text in zip(free, free_grams, strict=True):
+        read = _grams(taiwan_reading(fold(text)))
+        if len(read) != len(grams_of_text):
+            continue
+        for g, other in zip(grams_of_text, read, strict=True):
+            if other != g:
+                out[g] = tuple(dict.fromkeys((*out.get(g, ()), other)))
+    return out
 
 
 def _breaks(folded: str) -> list[tuple[str, str]]:

@@ -244,6 +244,14 @@ def test_a_quoted_phrase_copied_across_a_heading_into_its_paragraph_finds_its_pa
     assert [r["url"] for r in out["results"]] == [url(0, "/install")] and out["unquoted"] is False
 
 
+def test_a_taiwan_title_typed_in_simplified_one_character_at_a_time_with_a_slip_finds_its_page(
+    service: SearchService,
+) -> None:
+    # 網路設定 folds to 网络设置 on the page (Taiwan's phrase table); typed as read, 网路,
+    # with 订 for 定: its bigrams match as the page's once the line is read as Taiwan's.
+    assert _urls(service, "无线网路设订")[0] == url(3, "/network")
+
+
 def test_a_nickname_steers_the_ranking_but_never_drops_a_page(service: SearchService) -> None:
     found = _urls(service, "excel 排序")
     assert found[0] == url(1, "/office/sort")

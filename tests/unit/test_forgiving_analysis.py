@@ -9,7 +9,7 @@ import jieba
 
 from services.common.analysis import words
 from services.common.analysis.pinyin_keys import fuzzy_key, initials_of, pinyin_of
-from services.common.analysis.regional import regional_variants
+from services.common.analysis.regional import regional_variants, taiwan_reading
 from services.search.confusion_sets import candidates, sounds_alike
 from services.search.initials_lexicon import TABLE, table_lines, words_with_initials
 from services.search.pinyin_query import slots, split_syllables
@@ -26,6 +26,13 @@ def test_a_mainland_word_is_not_read_as_taiwan_usage() -> None:
     # Taiwan's 程序 is a mainland 进程; a mainland user's 程序 is a program.
     assert "进程" not in regional_variants("程序")
     assert regional_variants("数据") == () and regional_variants("apt") == ()
+
+
+def test_a_line_is_read_as_taiwans_typed_in_simplified_keeping_its_length() -> None:
+    assert taiwan_reading("储存格的资料") == "单元格的数据"  # 儲存格的資料, folded as a page's run
+    assert taiwan_reading("对话方块中的软体") == "对话方块中的软件"
+    assert taiwan_reading("您可以使用键盘或鼠标") == "您可以使用键盘或鼠标"  # mainland text: as it is
+    assert taiwan_reading("Debian 的软体 apt") == "Debian 的软件 apt"
 
 
 def test_pinyin_keys_drop_tones_and_merge_what_accents_merge() -> None:

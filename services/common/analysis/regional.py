@@ -37,3 +37,20 @@ def regional_variants(word: str) -> tuple[str, ...]:
         out.append(regional_fold(traditional, word))
     out.append(fold(taiwan))
     return tuple(v for v in dict.fromkeys(out) if v != word and v)
+
+
+@functools.lru_cache(maxsize=4096)
+def taiwan_reading(folded: str) -> str:
+    """Folded text read as a Taiwan page's line typed in simplified characters one by
+    one (对话方块中的软体 → 对话方块中的软件): each Han run put back in traditional script
+    and folded as a page's run is, where that keeps its length; the same length, so its
+    bigrams stand where the text's do."""
+
+    def read(run: str) -> str:
+        traditional = convert("s2t", run)
+        if len(traditional) != len(run):
+            return run
+        reading = regional_fold(traditional, run)
+        return reading if len(reading) == len(run) else run
+
+    return HAN_RUN.sub(lambda m: read(m.group()), folded)
