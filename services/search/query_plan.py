@@ -645,35 +645,42 @@ class QueryPlanner:
         if cfg.search_gram_phrase_boost > 0:
             for text in free:
                 values = _grams(text)
+                forms = _with_taiwan_reading(text, values)
                 if len(values) >= 2:
                     boosts.append(
                         Bool(
-                            should=tuple(Phrase(f, values) for f in gram_fields),
+                            should=tuple(Phrase(f, v) for v in forms for f in gram_fields),
                             minimum_should_match=1,
                             boost=cfg.search_gram_phrase_boost,
                         )
                     )
                 if not _asks(text):
-                    boosts.extend(self._run_parts(values, gram_fields, scales or {}))
+                    boosts.extend(self._run_parts(forms, gram_fields, scales or {}))
         return boosts
 
-    def _run_parts(self, values: tuple[str, ...], fields: Sequence[str], scales: Scales) -> list[Node]:
+    def _run_parts(self, forms: Sequence[tuple[str, ...]], fields: Sequence[str], scales: Scales) -> list[Node]:
         """A long run's bigrams in three parts, each a phrase that adds score: a wrong
         character breaks two neighbouring bigrams, so it breaks at most two of the parts
-        and the page that holds the rest of the line verbatim still gets the third."""
+        and the page that holds the rest of the line verbatim still gets the third.
+        ``forms``: the run's bigrams, then those of its Taiwan reading where it differs
+        (``_with_taiwan_reading``), the same length; a part matches by either."""
         weight = self._cfg.search_typo_part_boost
+        values = forms[0]
         if weight <= 0 or len(values) < _RUN_PART_MIN_GRAMS:
             return []
         cut = [0, len(values) // 3, 2 * len(values) // 3, len(values)]
-        parts = [values[cut[i] : cut[i + 1]] for i in range(3)]
         out: list[Node] = []
-        for part in parts:
+        for i in range(3):
+            part = values[cut[i] : cut[i + 1]]
+            alike = tuple(dict.fromkeys(form[cut[i] : cut[i + 1]] for form in forms))
             # In titles, bounded by the part's most bounded bigram (``gram_scales``); in
             # bodies at half: a page listing the title of a poem of the same series (其一
             # for 其三) holds two thirds of it there (a held-out sample's titles, MRR@10
             # 0.974 with bodies at full weight, 0.993 at half; docs/ranking.md).
             title = min(scales.get((TITLE_GRAMS, g), 1.0) for g in part)
-            should = tuple(Phrase(f, part, title if f == TITLE_GRAMS else _BODY_PART_SHARE) for f in fields)
+            should = tuple(
+                Phrase(f, form, title if f == TITLE_GRAMS else _BODY_PART_SHARE) for form in alike for f in fields
+            )
             should = tuple(p for p in should if p.boost > 0)
             if should:
                 out.append(Bool(should=should, minimum_should_match=1, boost=weight))
@@ -738,6 +745,13 @@ def _across_grams(folded: str, lone: bool = False) -> list[list[str]]:
     is left out, or with ``lone`` taken as the other side alone, a weaker match."""
     cuts = [(a, b) for a, b in _breaks(folded) if lone or (len(a) > 1 and len(b) > 1)]
     return [(grams_of_folded(a) if len(a) > 1 else []) + (grams_of_folded(b) if len(b) > 1 else []) for a, b in cuts]
+
+
+def _with_taiwan_reading(text: str, values: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """``values``, the bigrams of free text, and those of its Taiwan reading
+    (``taiwan_reading``) where it differs and has as many."""
+    read = _grams(taiwan_reading(fold(text)))
+    return (values, read) if read != values and len(read) == len(values) else (values,)
 
 
 def _taiwan_grams(free: Sequence[str], free_grams: Sequence[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:

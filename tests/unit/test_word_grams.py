@@ -56,3 +56,13 @@ def test_the_limit_is_a_setting() -> None:
     # Each word's bigrams, and those of 接口's Taiwan name 介面 (another name of the word).
     assert _wanted_grams(LONG, search_word_grams_up_to=6) == words | {("介面",)}
     assert _wanted_grams("防火墙 配置", search_word_grams_up_to=0) == set()
+
+
+def test_a_line_typed_from_a_taiwan_page_scores_its_thirds_as_the_page_folded_them_too() -> None:
+    # 选单 as read on a Taiwan page, which folded 選單 to 菜单; 指 for 置 breaks the last
+    # third. The middle third also counts as 键菜单放, the page's own bigrams.
+    scored = Bool(should=QueryPlanner(Settings()).plan(parse("选择右键选单放指的位")).tree.should)
+    phrases = set(_gram_phrases(scored, (BODY_GRAMS,)))
+    assert ("键选", "选单", "单放") in phrases and ("键菜", "菜单", "单放") in phrases
+    mainland = Bool(should=QueryPlanner(Settings()).plan(parse("选择右键菜单放置的位")).tree.should)
+    assert not any("选单" in p for p in _gram_phrases(mainland, (BODY_GRAMS,)))
