@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from services.common.analysis import fold
 from services.common.analysis.han import HAN
+from services.common.analysis.regional import taiwan_reading
 from services.search.confusion_sets import ONE_LETTER, candidates
 from services.search.initials_lexicon import is_word
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS
@@ -72,6 +73,10 @@ class SpellingCorrector:
             if m.end() - m.start() > MAX_RUN_CHARS:
                 continue
             fixed = self._correct_run(m.group(), thorough, rare)
+            if fixed is None and (read := taiwan_reading(m.group())) != m.group():
+                # Typed as read on a Taiwan page (选单 for 選單, which pages hold folded
+                # as 菜单): the slip is looked for in the run as the pages hold it.
+                fixed = self._correct_run(read, thorough, rare)
             if fixed is not None:
                 at, ch, unheld = fixed
                 changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))

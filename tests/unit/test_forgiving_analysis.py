@@ -33,6 +33,9 @@ def test_a_line_is_read_as_taiwans_typed_in_simplified_keeping_its_length() -> N
     assert taiwan_reading("对话方块中的软体") == "对话方块中的软件"
     assert taiwan_reading("您可以使用键盘或鼠标") == "您可以使用键盘或鼠标"  # mainland text: as it is
     assert taiwan_reading("Debian 的软体 apt") == "Debian 的软件 apt"
+    # No character of 至字元 is written otherwise in traditional script: a page holding
+    # it folds it as it is, not as Taiwan's 字元 (字符).
+    assert taiwan_reading("至字元") == "至字元"
 
 
 def test_pinyin_keys_drop_tones_and_merge_what_accents_merge() -> None:

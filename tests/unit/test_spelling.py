@@ -206,3 +206,14 @@ def test_of_two_corrections_the_likelier_slip_wins_unless_the_other_word_is_far_
     many = greens + dears * 5  # 60 pages say 亲爱: more than ten times as common as 青菜
     fixed = SpellingCorrector(_term_stats(many), _phrase_count(many)).correct("亲菜")
     assert fixed is not None and fixed.query == "亲爱"
+
+
+def test_a_line_typed_as_read_on_a_taiwan_page_is_corrected_as_the_page_folded_it() -> None:
+    # The page 選擇右鍵選單放置的位置 is held folded, 选择右键菜单放置的位置; the reader typed
+    # 选单 as seen, and 指 for 置. The slip is found in the line as the page holds it,
+    # and the correction keeps the reader's own words.
+    pages = [("自訂", "在此選擇右鍵選單放置的位置，然後新增命令。"), ("右鍵選單", "右鍵選單的命令。")]
+    corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages))
+    fixed = corrector.correct("选择右键选单放指的位")
+    assert fixed is not None and fixed.query == "选择右键选单放置的位" and fixed.sure
+    assert corrector.correct("至字元") is None  # no traditional character: nothing to read otherwise

@@ -43,12 +43,14 @@ def regional_variants(word: str) -> tuple[str, ...]:
 def taiwan_reading(folded: str) -> str:
     """Folded text read as a Taiwan page's line typed in simplified characters one by
     one (对话方块中的软体 → 对话方块中的软件): each Han run put back in traditional script
-    and folded as a page's run is, where that keeps its length; the same length, so its
-    bigrams stand where the text's do."""
+    and folded as a page's run is, where that keeps its length and the run has a
+    traditional character to put back; the same length, so its bigrams stand where the
+    text's do."""
 
     def read(run: str) -> str:
         traditional = convert("s2t", run)
-        if len(traditional) != len(run):
+        if traditional == run or len(traditional) != len(run):
+            # No traditional character: a page's run like it is folded as it is (至字元).
             return run
         reading = regional_fold(traditional, run)
         return reading if len(reading) == len(run) else run
