@@ -53,6 +53,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="--generate: the query types to write, comma-separated, or 'all' (default: title, title-words, "
                         "body-quote; also typo-title, typo-line, pinyin, regional, quoted, quoted-across)")
     p.add_argument("--sample-pages", type=int, default=0, metavar="N", help="--generate: sample N pages (default: all)")
+    p.add_argument("--typed", choices=("words", "characters"), default="words",
+                   help="--generate: how typo-title and typo-line are typed in simplified script: with the mainland's "
+                        "words (软件 for 軟體, as pages are folded; default) or character by character as read (软体)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
 
@@ -109,9 +112,10 @@ def _generate(backends: Backends, args: argparse.Namespace) -> int:
         raise CommandError(f"--types: unknown {', '.join(unknown)}; known: {', '.join(ALL_TYPES)}, or all")
     # Passes over the index instead of a copy of it in memory.
     judgments = generate(corpus_reader(index, _tick if not args.no_progress else None), seed=args.seed,
-                         max_pages=args.sample_pages, types=types)  # fmt: skip
+                         max_pages=args.sample_pages, types=types, typed=args.typed)  # fmt: skip
     counts = {t: sum(1 for j in judgments if j.qtype == t) for t in dict.fromkeys(j.qtype for j in judgments)}
-    header = [f"tansuo eval --generate: known-item queries, seed {args.seed}, {pages} indexed pages",
+    typed = ", typos typed character by character" if args.typed == "characters" else ""
+    header = [f"tansuo eval --generate: known-item queries, seed {args.seed}, {pages} indexed pages{typed}",
               "counts: " + ", ".join(f"{t} {n}" for t, n in counts.items())]
     text = format_judgments(judgments, header)
     if str(args.generate) == "-":

@@ -54,10 +54,15 @@ ALL_TYPES = TYPES + FORGIVING_TYPES
 
 
 def generate(
-    docs: Sequence[CorpusDoc] | CorpusReader, seed: int = 1, max_pages: int = 0, types: Sequence[str] = TYPES
+    docs: Sequence[CorpusDoc] | CorpusReader,
+    seed: int = 1,
+    max_pages: int = 0,
+    types: Sequence[str] = TYPES,
+    typed: str = "words",
 ) -> list[Judgment]:
     """Judged known-item queries of ``types`` (``ALL_TYPES``), grouped by type;
-    ``max_pages`` > 0 samples that many pages (seeded) for large sites."""
+    ``max_pages`` > 0 samples that many pages (seeded) for large sites; ``typed``: how
+    the typo types are typed in simplified script (``generate_forgiving``)."""
     unknown = set(types) - set(ALL_TYPES)
     if unknown:
         raise ValueError(f"unknown query type(s): {', '.join(sorted(unknown))}; known: {', '.join(ALL_TYPES)}")
@@ -98,7 +103,7 @@ def generate(
     out.extend(Judgment("link-text", documents[d.url], (d.url,)) for d in pages if d.url in documents)
     if forgiving:
         spans = {j.relevant[0]: j.query for j in quotes}
-        out.extend(forgiving_queries(titled, spans, read, chars, rng))
+        out.extend(forgiving_queries(titled, spans, read, chars, rng, typed))
     return [j for j in out if j.qtype in types]
 
 

@@ -3,7 +3,7 @@
 Each query has its page as the answer, as the known items of ``generate`` do, and is
 made from a page whose title no other page shares:
 
-- ``typo-title``: the title typed in simplified script with one Han character
+- ``typo-title``: the title typed in simplified script (``typed``, below) with one Han character
   replaced by another of the same pinyin (tones ignored), the one the site itself uses
   most: what a pinyin input method offers first when the user picks the wrong
   candidate (数据头视表).
@@ -19,6 +19,11 @@ made from a page whose title no other page shares:
 - ``quoted-across``: 10 Han characters copied across a break of the page's text (a
   heading into its paragraph, a comma, a space), found on no other page, in quotes.
 
+Simplified script is typed with the mainland's words (``typed="words"``: 軟體 → 软件,
+as pages are folded) or character by character as read (``typed="characters"``:
+軟體 → 软体, what a reader of a Taiwan page types on a simplified-script input
+method).
+
 Everything random comes from the caller's seeded generator.
 """
 
@@ -30,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from services.common.analysis import fold
+from services.common.analysis.fold import fold_chars_in_python
 from services.common.analysis.han import HAN
 from services.common.analysis.pinyin_keys import char_pinyin, pinyin_of
 from services.common.analysis.regional import regional_variants
@@ -38,6 +44,7 @@ from services.evaluation.judgments import Judgment
 
 SPAN_CHARS = 10
 FORGIVING_TYPES = ("typo-title", "typo-line", "pinyin", "regional", "quoted", "quoted-across")
+TYPED = ("words", "characters")
 _HAN_CHAR = re.compile(f"[{HAN}]")
 _HAN_RUN = re.compile(f"[{HAN}]+")
 # Han characters with at most this much else between them are one copied span: a
@@ -76,10 +83,12 @@ def char_counts(docs: Iterable[CorpusDoc]) -> Counter[str]:
     return counts
 
 
-def simplified(text: str) -> str:
+def simplified(text: str, typed: str = "words") -> str:
     """``text`` as a user of a simplified-script input method types it: its Han
-    characters folded (軟 → 软), everything else as it is."""
-    folded = fold(text)
+    characters folded (軟 → 软), as pages are with Taiwan's words made the mainland's
+    (軟體 → 软件), or with ``typed="characters"`` one by one (软体); everything else as
+    it is."""
+    folded = fold(text) if typed == "words" else fold_chars_in_python(text)[0]
     return "".join(f if _HAN_CHAR.match(c) else c for c, f in zip(text, folded, strict=True))
 
 
@@ -101,18 +110,20 @@ def forgiving_queries(
     read: CorpusReader,
     counts: Counter[str],
     rng: random.Random,
+    typed: str = "words",
 ) -> list[Judgment]:
     """The queries above for ``pages`` (unique titles), given each page's unique body
     span (``quotes``: URL → span) and the site's character counts."""
     homophones = Homophones(counts)
     out: list[Judgment] = []
     for d in pages:
-        typo = with_one_typo(simplified(d.title), homophones, rng) if len(_HAN_CHAR.findall(d.title)) >= 4 else None
-        if typo is not None and typo != simplified(d.title):
+        title = simplified(d.title, typed)
+        typo = with_one_typo(title, homophones, rng) if len(_HAN_CHAR.findall(d.title)) >= 4 else None
+        if typo is not None and typo != title:
             out.append(Judgment("typo-title", " ".join(typo.split()), (d.url,)))
     for d in pages:
         span = quotes.get(d.url)
-        typo = with_one_typo(simplified(span), homophones, rng) if span else None
+        typo = with_one_typo(simplified(span, typed), homophones, rng) if span else None
         if typo is not None:
             out.append(Judgment("typo-line", typo, (d.url,)))
     out.extend(_pinyin_titles(pages))

@@ -140,3 +140,14 @@ def test_the_forgiving_types_are_what_their_pages_say_slightly_wrong():
     # 10 characters across the heading 打印范围 and the paragraph after it, as copied.
     assert "印范围设置" in got["quoted-across"]["http://a.cn/6"]
     assert set(generate(DOCS, seed=3)) == set(generate(DOCS, seed=3, types=("title", "title-words", "body-quote", "link-text")))
+
+
+def test_typos_are_typed_with_the_mainlands_words_or_character_by_character_as_read():
+    from services.evaluation.generate_forgiving import simplified
+
+    assert simplified("安裝軟體套件 apt") == "安装软件套件 apt"  # as a page is folded
+    assert simplified("安裝軟體套件 apt", "characters") == "安装软体套件 apt"  # as read, one by one
+    docs = [*DOCS, doc("http://a.cn/7", "安裝軟體套件的方法", "在終端機中安裝軟體套件，然後更新套件清單與設定檔")]
+    as_read = by_type(generate(docs, seed=3, types=("typo-title",), typed="characters"))["typo-title"]["http://a.cn/7"]
+    as_folded = by_type(generate(docs, seed=3, types=("typo-title",)))["typo-title"]["http://a.cn/7"]
+    assert "软体" in as_read and as_read.replace("软体", "软件") == as_folded  # the same slip, the same place
