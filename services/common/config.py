@@ -233,6 +233,7 @@ class Settings(BaseSettings):
     # each weight').
     search_word_grams_up_to: int = Field(default=4, ge=0)
     search_gram_phrase_boost: float = 4.0
+    search_line_phrase_boost: float = 8.0  # a line (six bigrams or more, no question word) verbatim
     # Typos (docs/ranking.md, "Forgiving search"): the free text's bigrams as terms, in
     # any order, weigh this much beside the title and body gram boosts, as score for a
     # run of at least search_typo_min_grams bigrams, and, when the exact query finds no

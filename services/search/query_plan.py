@@ -647,11 +647,12 @@ class QueryPlanner:
                 values = _grams(text)
                 forms = _with_taiwan_reading(text, values)
                 if len(values) >= 2:
+                    line = len(values) >= _RUN_PART_MIN_GRAMS and not _asks(text)
                     boosts.append(
                         Bool(
                             should=tuple(Phrase(f, v) for v in forms for f in gram_fields),
                             minimum_should_match=1,
-                            boost=cfg.search_gram_phrase_boost,
+                            boost=cfg.search_line_phrase_boost if line else cfg.search_gram_phrase_boost,
                         )
                     )
                 if not _asks(text):

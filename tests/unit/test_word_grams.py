@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from services.common.analysis import grams
 from services.common.config import Settings
 from services.common.domain.query_tree import Bool, Node, Phrase
 from services.search.query_plan import BODY_GRAMS, TITLE_GRAMS, QueryPlanner
@@ -66,3 +67,20 @@ def test_a_line_typed_from_a_taiwan_page_scores_its_thirds_as_the_page_folded_th
     assert ("键选", "选单", "单放") in phrases and ("键菜", "菜单", "单放") in phrases
     mainland = Bool(should=QueryPlanner(Settings()).plan(parse("选择右键菜单放置的位")).tree.should)
     assert not any("选单" in p for p in _gram_phrases(mainland, (BODY_GRAMS,)))
+
+
+def test_a_line_held_verbatim_weighs_twice_a_words_run() -> None:
+    # A copied line (six bigrams or more, no question word) verbatim outweighs the page
+    # whose title holds a third of it (search_line_phrase_boost against the run-gram boost).
+    cfg = Settings()
+
+    def verbatim_boost(q: str) -> float:
+        tree = QueryPlanner(cfg).plan(parse(q)).tree
+        values = tuple(grams(q))
+        return next(
+            n.boost for n in tree.should if isinstance(n, Bool) and any(isinstance(p, Phrase) and p.values == values for p in n.should)
+        )
+
+    assert verbatim_boost("函数用于确定单元格内") == cfg.search_line_phrase_boost == 2 * cfg.search_gram_phrase_boost
+    assert verbatim_boost("防火墙配置") == cfg.search_gram_phrase_boost  # a words' run
+    assert verbatim_boost("如何确定单元格的内容") == cfg.search_gram_phrase_boost  # a question
