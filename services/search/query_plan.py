@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from services.common.analysis import fold, grams, segment, subwords
 from services.common.analysis.fold import fold_is_contextual
 from services.common.analysis.grams import grams_of_folded
-from services.common.analysis.han import has_han
+from services.common.analysis.han import HAN_RUN, has_han
 from services.common.analysis.regional import regional_variants, taiwan_reading
 from services.common.analysis.stop_words import QUESTION_WORDS, STOP_WORDS
 from services.common.analysis.synonyms import is_nickname, synonyms
@@ -642,12 +642,15 @@ class QueryPlanner:
                     boost=cfg.search_phrase_boost,
                 )
             )
+        # A line copied from a page is one run of text; a query of several (a title and
+        # its 其一, a name after a dot) is a title or words, whose parts tell pages apart.
+        one_run = sum(len(HAN_RUN.findall(text)) for text in free) == 1
         if cfg.search_gram_phrase_boost > 0:
             for text in free:
                 values = _grams(text)
                 forms = _with_taiwan_reading(text, values)
                 if len(values) >= 2:
-                    line = len(values) >= _RUN_PART_MIN_GRAMS and not _asks(text)
+                    line = one_run and len(values) >= _RUN_PART_MIN_GRAMS and not _asks(text)
                     boosts.append(
                         Bool(
                             should=tuple(Phrase(f, v) for v in forms for f in gram_fields),

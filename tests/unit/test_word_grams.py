@@ -70,7 +70,7 @@ def test_a_line_typed_from_a_taiwan_page_scores_its_thirds_as_the_page_folded_th
 
 
 def test_a_line_held_verbatim_weighs_twice_a_words_run() -> None:
-    # A copied line (six bigrams or more, no question word) verbatim outweighs the page
+    # A copied line (one run of six bigrams or more, no question word) verbatim outweighs the page
     # whose title holds a third of it (search_line_phrase_boost against the run-gram boost).
     cfg = Settings()
 
@@ -84,3 +84,5 @@ def test_a_line_held_verbatim_weighs_twice_a_words_run() -> None:
     assert verbatim_boost("函数用于确定单元格内") == cfg.search_line_phrase_boost == 2 * cfg.search_gram_phrase_boost
     assert verbatim_boost("防火墙配置") == cfg.search_gram_phrase_boost  # a words' run
     assert verbatim_boost("如何确定单元格的内容") == cfg.search_gram_phrase_boost  # a question
+    # A long title with its 其一: several runs, a title whose parts tell pages apart.
+    assert verbatim_boost("大司成率同舍招游裴园泛舟 其四") == cfg.search_gram_phrase_boost
