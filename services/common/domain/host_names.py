@@ -18,10 +18,13 @@ from urllib.parse import unquote
 
 def canonical_host(host: str) -> str:
     """The canonical spelling of ``host`` (idempotent)."""
-    host = unquote(host).strip().lower()
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    host = host.rstrip(".")
+    # Decoded until nothing is left to decode: once, as a browser does, would leave
+    # %00 of %2500 to become another host when the result is read again.
+    while (decoded := unquote(host)) != host:
+        host = decoded
+    host = _trimmed(host.lower())
+    while host.startswith("[") and host.endswith("]"):
+        host = _trimmed(host[1:-1])
     if ":" in host:
         try:
             return ipaddress.IPv6Address(host).compressed
@@ -29,6 +32,13 @@ def canonical_host(host: str) -> str:
             return host
     ipv4 = ipv4_number(host)
     return str(ipaddress.IPv4Address(ipv4)) if ipv4 is not None else host
+
+
+def _trimmed(host: str) -> str:
+    """Without the spaces around it and its trailing dots, however they alternate."""
+    while (trimmed := host.strip().rstrip(".")) != host:
+        host = trimmed
+    return host
 
 
 def ipv4_number(host: str) -> int | None:
