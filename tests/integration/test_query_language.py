@@ -8,42 +8,28 @@ operator or a matching rule that one backend honours alone fails here.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
 from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.analysis import fold
 from services.common.config import Settings
 from services.indexer.document_builder import build_document
 from services.search.search_service import BadQuery, SearchService
 from services.search.suggest_service import SuggestService
+from tests.search_backends import BACKENDS, service_over
 from tests.search_pages import page_events, url
-from tests.servers.es_server import drop_alias
 
 CFG = Settings()
 BLOG, WIKI, TW = "blog.example.com.cn", "wiki.example.cn", "tw.example.com.tw"
 
 
-@pytest.fixture(scope="module", params=["tantivy", pytest.param("elasticsearch", marks=pytest.mark.integration)])
+@pytest.fixture(scope="module", params=BACKENDS)
 def service(request: pytest.FixtureRequest) -> Iterator[SearchService]:
-    docs = [build_document(e) for e in page_events()]
-    with tempfile.TemporaryDirectory() as tmp:
-        if request.param == "elasticsearch":
-            alias = f"tansuo-test-{uuid.uuid4().hex[:12]}"
-            es_url, client = request.getfixturevalue("es_url"), request.getfixturevalue("es_client")
-            request.addfinalizer(lambda: drop_alias(client, alias))
-            index = ElasticsearchSearchIndex.from_url(es_url.replace("http://", "elasticsearch://", 1) + "/" + alias, CFG)
-        else:
-            index = TantivySearchIndex(Path(tmp) / "index", CFG)
-        index.upsert(docs)
-        index.commit()
-        yield SearchService(CFG, index)
-        index.close()
+    with service_over(request, [build_document(e) for e in page_events()], CFG) as service:
+        yield service
 
 
 def _urls(service: SearchService, q: str, size: int = 50) -> list[str]:

@@ -7,20 +7,15 @@ hold such a part alike, and one of them in its title outscored the page copied f
 
 from __future__ import annotations
 
-import tempfile
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from services.common.adapters.elasticsearch.search_index import ElasticsearchSearchIndex
-from services.common.adapters.tantivy.search_index import TantivySearchIndex
 from services.common.config import Settings
 from services.indexer.document_builder import build_document
 from services.search.search_service import SearchService
 from tests.page_events import page_event
-from tests.servers.es_server import drop_alias
+from tests.search_backends import BACKENDS, service_over
 
 CFG = Settings()
 SITE = "https://help.example.cn"
@@ -38,21 +33,11 @@ PAGES = [
 ]
 
 
-@pytest.fixture(scope="module", params=["tantivy", pytest.param("elasticsearch", marks=pytest.mark.integration)])
+@pytest.fixture(scope="module", params=BACKENDS)
 def service(request: pytest.FixtureRequest) -> Iterator[SearchService]:
     docs = [build_document(page_event(SITE + path, title, body)) for path, title, body in PAGES]
-    with tempfile.TemporaryDirectory() as tmp:
-        if request.param == "elasticsearch":
-            alias = f"tansuo-test-{uuid.uuid4().hex[:12]}"
-            es_url, client = request.getfixturevalue("es_url"), request.getfixturevalue("es_client")
-            request.addfinalizer(lambda: drop_alias(client, alias))
-            index = ElasticsearchSearchIndex.from_url(es_url.replace("http://", "elasticsearch://", 1) + "/" + alias, CFG)
-        else:
-            index = TantivySearchIndex(Path(tmp) / "index", CFG)
-        index.upsert(docs)
-        index.commit()
-        yield SearchService(CFG, index)
-        index.close()
+    with service_over(request, docs, CFG) as service:
+        yield service
 
 
 def test_the_page_holding_the_whole_phrase_across_a_break_comes_first(service: SearchService) -> None:
