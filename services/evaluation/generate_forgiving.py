@@ -44,7 +44,6 @@ from services.evaluation.judgments import Judgment
 
 SPAN_CHARS = 10
 FORGIVING_TYPES = ("typo-title", "typo-line", "pinyin", "regional", "quoted", "quoted-across")
-TYPED = ("words", "characters")
 _HAN_CHAR = re.compile(f"[{HAN}]")
 _HAN_RUN = re.compile(f"[{HAN}]+")
 # Han characters with at most this much else between them are one copied span: a

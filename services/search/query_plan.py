@@ -764,12 +764,10 @@ def _taiwan_grams(free: Sequence[str], free_grams: Sequence[tuple[str, ...]]) ->
     with that reading: the page folded its run with Taiwan's phrase table."""
     out: dict[str, tuple[str, ...]] = {}
     for text, grams_of_text in zip(free, free_grams, strict=True):
-        read = _grams(taiwan_reading(fold(text)))
-        if len(read) != len(grams_of_text):
-            continue
-        for g, other in zip(grams_of_text, read, strict=True):
-            if other != g:
-                out[g] = tuple(dict.fromkeys((*out.get(g, ()), other)))
+        for read in _with_taiwan_reading(text, grams_of_text)[1:]:
+            for g, other in zip(grams_of_text, read, strict=True):
+                if other != g:
+                    out[g] = tuple(dict.fromkeys((*out.get(g, ()), other)))
     return out
 
 

@@ -113,7 +113,7 @@ def regional_fold(run: str, by_char: str) -> str:
 
 
 # Pages repeat their runs (a help site's boilerplate, a menu's labels): each is
-# converted once. The key holds the run alone, since ``by_char`` follows from it.
+# converted once. ``by_char`` follows from the run, so a run has one entry.
 @functools.lru_cache(maxsize=1 << 15)
 def _regional(run: str, by_char: str) -> str:
     """Taiwan vocabulary and phrase-level conversion of one traditional Han run,
