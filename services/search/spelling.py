@@ -77,6 +77,8 @@ class SpellingCorrector:
                 # Typed as read on a Taiwan page (选单 for 選單, which pages hold folded
                 # as 菜单): the slip is looked for in the run as the pages hold it.
                 fixed = self._correct_run(read, thorough, rare)
+            if fixed is None:
+                fixed = self._taiwan_word_slip(m.group())
             if fixed is not None:
                 at, ch, unheld = fixed
                 changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
@@ -179,7 +181,48 @@ class SpellingCorrector:
             (cost, i, ch) for i in range(len(run)) for ch, cost in candidates(run[i])
             if is_word(run[:i] + ch + run[i + 1 :])
         )[:CHECKED]  # fmt: skip
-        return self._best_held(run, [(i, ch, cost) for cost, i, ch in slips], least_when_unheld=MIN_PAGES) if slips else None
+        return (
+            self._best_held(run, [(i, ch, cost) for cost, i, ch in slips], least_when_unheld=MIN_PAGES)
+            if slips
+            else None
+        )
+
+    def _taiwan_word_slip(self, run: str) -> tuple[int, str, bool] | None:
+        """(position, character, True) of a slip on a Taiwan word itself, typed as read
+        (汇如 for 匯入, which pages hold folded as 导入): the character whose replacement
+        makes the run's Taiwan reading change around it into a phrase pages hold; else
+        None. Neither the run nor its reading shows the word, so only where the run's
+        reading has one to three bigrams in a row that no page holds (one slip's
+        breakage, a two-character word's with its borders), and among those bigrams'
+        characters."""
+        base = taiwan_reading(run)
+        grams = _grams_of(base)
+        df = self._dfs((TITLE_GRAMS, BODY_GRAMS), grams)
+        missing = [j for j, g in enumerate(grams) if df[g] == 0]
+        if not missing or len(missing) > 3 or missing[-1] - missing[0] != len(missing) - 1:
+            return None
+        span = range(missing[0], missing[-1] + 2)
+        trials: dict[str, tuple[int, str, float]] = {}
+        for i in span:
+            for ch, cost in candidates(run[i]):
+                new = run[:i] + ch + run[i + 1 :]
+                read = taiwan_reading.__wrapped__(new)  # uncached: one-off candidates
+                if len(read) == len(run) and any(read[k] != new[k] for k in span):
+                    trials.setdefault(read, (i, ch, cost))
+        if not trials:
+            return None
+        spans = {r: [r[j : j + 2] for j in range(span.start - 1, span.stop) if 0 <= j < len(r) - 1] for r in trials}
+        new_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), [g for gs in spans.values() for g in gs])
+        held = sorted((cost, r) for r, (_, _, cost) in trials.items() if all(new_df[g] for g in spans[r]))[:CHECKED]
+        if not held:
+            return None
+        _, counts = self._held(base, [read for _, read in held])
+        # The noisy channel of ``_best_held``: pages holding the reading, for the slip's cost.
+        likeliest, read = max((pages / cost, read) for (cost, read), pages in zip(held, counts, strict=True))
+        if likeliest == 0:
+            return None
+        i, ch, _ = trials[read]
+        return i, ch, True
 
     def _best_held(
         self, run: str, fixes: list[tuple[int, str, float]], least_when_unheld: int

@@ -238,6 +238,15 @@ def test_a_taiwan_title_typed_in_simplified_one_character_at_a_time_with_a_slip_
     assert _urls(service, "无线网路设订")[0] == url(3, "/network")
 
 
+def test_a_slip_on_a_taiwan_word_typed_as_read_is_corrected_as_the_page_folded_it(service: SearchService) -> None:
+    # 連線 is held folded as 连接; typed as read, 连线, with 先 for 线: neither the line
+    # nor its Taiwan reading shows the word, so the slip is looked for where the reading
+    # of a corrected character changes.
+    out = service.search("如何检查网路连先是否正常")
+    assert out["did_you_mean"] == {"query": "如何检查网路连线是否正常", "shown": True}
+    assert out["results"][0]["url"] == url(3, "/network")
+
+
 def test_a_nickname_steers_the_ranking_but_never_drops_a_page(service: SearchService) -> None:
     found = _urls(service, "excel 排序")
     assert found[0] == url(1, "/office/sort")

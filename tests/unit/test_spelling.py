@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pytest
-
 from services.common.analysis import fold, segment
 from services.search.pinyin_query import PhraseCount, PinyinReader, TermStats
 from services.search.spelling import SpellingCorrector
@@ -221,9 +219,6 @@ def test_a_line_typed_as_read_on_a_taiwan_page_is_corrected_as_the_page_folded_i
     assert corrector.correct("至字元") is None  # no traditional character: nothing to read otherwise
 
 
-@pytest.mark.xfail(strict=True, reason="issue 36, left open: a slip on the Taiwan word itself (汇如 for 匯入, held "
-                   "folded as 导入) hides the word from the Taiwan reading, and 汇入 is on no page as typed "
-                   "(docs/ranking.md, Known gaps)")  # fmt: skip
 def test_a_slip_on_the_taiwan_word_itself_is_corrected_as_the_page_folded_it() -> None:
     pages = [("匯入", "可以選擇匯入元素內容，然後按確定。"), ("元素", "元素內容的說明。")]
     corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages))
