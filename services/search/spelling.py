@@ -145,11 +145,19 @@ class SpellingCorrector:
                     continue
                 new = run[:i] + ch + run[i + 1 :]
                 trials[(i, ch)] = cost, [new[j : j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1]
-        new_df = self._dfs((TITLE_GRAMS, BODY_GRAMS), [g for _, grams in trials.values() for g in grams])
+        # A two-character run is a word or no word: it and its candidates are weighed by
+        # the pages holding each as a word, as ``_held`` decides (里拜 is a bigram of
+        # titles like 这里拜佛, never a word; 课系, a bigram of 功课系统, is none either).
+        word = len(run) == 2
+        new_df = self._dfs(
+            _WORD_FIELDS if word else (TITLE_GRAMS, BODY_GRAMS),
+            [g for _, grams in trials.values() for g in grams] + (old if word else []),
+        )
+        before_df = new_df if word else old_df
 
         def gain(i: int, cost: float, grams: list[str]) -> float:
             before = [old[j] for j in (i - 1, i) if 0 <= j < len(old)]
-            new = sum(math.log1p(new_df[g]) for g in grams) - sum(math.log1p(old_df[g]) for g in before)
+            new = sum(math.log1p(new_df[g]) for g in grams) - sum(math.log1p(before_df[g]) for g in before)
             return new - math.log(cost)
 
         scored = sorted(
@@ -162,7 +170,7 @@ class SpellingCorrector:
         best = [(i, ch, trials[(i, ch)][0]) for g, i, ch in scored[:CHECKED] if g > 0]
         if not best:
             return None
-        if self._phrase_count(tuple(old), True):
+        if self._dfs(("title_tokens",), [run])[run] if word else self._phrase_count(tuple(old), True):
             return None  # a title holds the run as typed: a name, not a typo (探雪, a poem's)
         # A run no page holds (a 4-character idiom mistyped) is corrected to one a single
         # page holds; a run some page holds needs a correction many times as common.

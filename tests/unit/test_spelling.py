@@ -224,3 +224,17 @@ def test_a_slip_on_the_taiwan_word_itself_is_corrected_as_the_page_folded_it() -
     corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages))
     fixed = corrector.correct("可以选择汇如元素内容")
     assert fixed is not None and fixed.query == "可以选择汇入元素内容"
+
+
+def test_a_two_character_run_is_weighed_as_a_word_not_as_a_bigram_of_other_words() -> None:
+    # 里拜 is a bigram of the title 在这里拜佛 and of bodies (这里拜年), never a word, so
+    # no title holds it as a name; 礼拜, a word of fewer pages than those bigrams, is
+    # what was meant. 课系 is a bigram of 功课系统, and 科系 a word of two pages.
+    pages = [("在这里拜佛", "我们在这里拜佛。"), *[(f"过年{i}", "大家在这里拜年。功课系统。") for i in range(6)],
+             ("上个礼拜", "上个礼拜我们去了师大的科系。"), ("礼拜天", "礼拜天休息，选择科系。")]  # fmt: skip
+    corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages))
+    fixed = corrector.correct("里拜")
+    assert fixed is not None and fixed.query == "礼拜"
+    fixed = corrector.correct("课系")
+    assert fixed is not None and fixed.query == "科系"
+    assert corrector.correct("礼拜") is None
