@@ -84,6 +84,15 @@ def _tables() -> tuple[dict[int, str], dict[int, str]]:
             t2s[ord(ch)] = simple
     table.update(t2s)
     # Compatibility ideographs fold by NFKC first; their t2s target wins where both apply.
+    # A character mapped to one the table maps again (薴 → 苧 → 苎) takes the end of
+    # the chain, so that folding folded text changes nothing.
+    for part in (table, t2s):
+        for cp, ch in part.items():
+            seen = {cp}
+            while ord(ch) in table and ord(ch) not in seen:
+                seen.add(ord(ch))
+                ch = table[ord(ch)]
+            part[cp] = ch
     return table, t2s
 
 
@@ -128,8 +137,22 @@ def _regional(run: str, by_char: str) -> str:
     run = _REGIONAL_FIX.sub(lambda m: _REGIONAL_FIXES[m.group()], run)
     phrase = _convert("tw2sp", run)
     if phrase == by_char or (len(phrase) == len(run) and _aligned(by_char, phrase)):
-        return phrase
-    return _word_by_word(run, by_char)
+        return _settled(phrase)
+    return _settled(_word_by_word(run, by_char))
+
+
+def _settled(converted: str) -> str:
+    """OpenCC's conversion applied again while it changes a traditional character it
+    gave (薴 → 苧 → 苎), at the same length: folding folded text must change nothing. A
+    character a phrase keeps (乾 of 乾隆) stays."""
+    for _ in range(3):
+        if _traditional().search(converted) is None:
+            break
+        again = _convert("tw2sp", converted)
+        if again == converted or len(again) != len(converted):
+            break
+        converted = again
+    return converted
 
 
 def _aligned(by_char: str, phrase: str) -> bool:
