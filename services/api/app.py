@@ -46,6 +46,7 @@ from services.common.runtime.metrics import ERRORS
 from services.common.runtime.readiness_cache import CachedReadiness
 from services.dictionaries.sync import DictionarySync
 from services.search.search_service import SearchService
+from services.search.searched_runs import SearchedRuns
 from services.search.site_choices import SiteChoices
 from services.search.suggest_service import SuggestService
 
@@ -68,10 +69,16 @@ def create_app(
     # Adapters live on the app, not in module globals, so a test can build many apps.
     backends = Backends(cfg, index=index, read_only_index=True)
     index = backends.index
+    # The did-you-mean weighs corrections by what users search (the search log, read
+    # in the background; services/search/searched_runs.py).
+    searched = None
+    if cfg.search_typo_log_queries:
+        searched = SearchedRuns(lambda: backends.search_log, cfg.search_typo_log_days, cfg.search_typo_log_queries,
+                                cfg.search_typo_log_refresh_s).start()  # fmt: skip
     app.extensions[EXTENSION] = ApiContext(
         settings=cfg,
         backends=backends,
-        search=SearchService(cfg, index),
+        search=SearchService(cfg, index, searched),
         suggest=SuggestService(index),
         sites=SiteChoices(index),
         readiness=readiness or CachedReadiness(Readiness({"index": index.ping})),

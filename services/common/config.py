@@ -250,6 +250,11 @@ class Settings(BaseSettings):
     # A one-word query (2-4 Han characters) is checked for a typo that is itself a word
     # (建康 for 健康) only when fewer than this share of the pages hold it.
     search_typo_rare_share: float = Field(default=0.005, ge=0, le=1)
+    # The did-you-mean weighs a correction by what users search too: the search log's
+    # most searched queries of the newest days, read again every refresh.
+    search_typo_log_days: int = Field(default=30, ge=1)
+    search_typo_log_queries: int = Field(default=10_000, ge=0)
+    search_typo_log_refresh_s: float = Field(default=300.0, gt=0)
     search_title_grams_boost: float = 3.0
     search_body_grams_boost: float = 1.0
     search_pagerank_weight: float = 1.5

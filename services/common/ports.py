@@ -380,6 +380,11 @@ class SearchLog(Protocol):
     def recent(self, limit: int = 100) -> list[SearchEvent]:
         """The newest single searches, newest first."""
 
+    def searched(self, days: int, top: int) -> dict[str, int]:
+        """The ``top`` queries searched most over the newest ``days`` kept days, each
+        with its first pages that found something (the did-you-mean weighs words by
+        what users search); ties at the cut broken either way."""
+
     def click_key(self) -> bytes:
         """A random secret made on first use and then the same for every process of the
         deployment: it signs the click links of results pages."""

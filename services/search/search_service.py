@@ -40,6 +40,7 @@ from services.search.query_syntax import (
 from services.search.reading_mix import MIX_HEAD, mix_own_rankings, own_in_query_order
 from services.search.result_cache import ResultCache
 from services.search.result_grouping import Page, Result, fold_near_duplicates, paginate
+from services.search.searched_runs import SearchedRuns
 from services.search.snippets import snippet_at, title_html
 from services.search.spelling import Correction, SpellingCorrector
 from services.search.term_stats_cache import CachedTermStats
@@ -86,8 +87,11 @@ def _as_flag(value: bool | str | None) -> bool:
 class SearchService:
     """Validate, segment, search, then build snippets for one page of results."""
 
-    def __init__(self, cfg: Settings, index: SearchIndex) -> None:
+    def __init__(self, cfg: Settings, index: SearchIndex, searched: SearchedRuns | None = None) -> None:
+        """``searched``: what users search (``searched_runs``), for the did-you-mean;
+        without it, corrections are weighed by the pages alone."""
         self._cfg = cfg
+        self._searched = searched
         self._index = index
         # Words repeat across queries more than queries do: more entries than answers.
         term_stats = CachedTermStats(
@@ -98,7 +102,7 @@ class SearchService:
         )
         self._term_stats = term_stats
         self._planner = QueryPlanner(cfg, term_stats)
-        self._corrector = SpellingCorrector(term_stats, self._phrase_count)
+        self._corrector = SpellingCorrector(term_stats, self._phrase_count, searched.share if searched else None)
         self._pinyin = PinyinReader(term_stats, self._phrase_count)
         self._cache = ResultCache(cfg.search_cache_entries, cfg.search_cache_ttl_s)
 
@@ -184,7 +188,9 @@ class SearchService:
             raise BadQuery(f"sort must be one of {', '.join(SORTS)}, not {sort[:20]!r}")
         # A new dictionary (synonyms, stop words, user words) plans the same query otherwise.
         key = (q, page_n, size_n, site, sort, as_typed, dictionary_version.current())
-        version = self._index.view_version()
+        # An answer holds for one view of the index and, its did-you-mean, of the search log.
+        index_view = self._index.view_version()
+        version = (index_view, self._searched.version) if self._searched and index_view is not None else index_view
         cached = self._cache.get(key, version)
         if cached is not None:
             SEARCH_CACHE_HITS.inc()

@@ -56,9 +56,21 @@ class Correction:
 
 
 class SpellingCorrector:
-    def __init__(self, term_stats: TermStats, phrase_count: PhraseCount) -> None:
+    def __init__(
+        self, term_stats: TermStats, phrase_count: PhraseCount, searched: Callable[[str], float] | None = None
+    ) -> None:
         self._term_stats = term_stats
         self._phrase_count = phrase_count
+        # Of the searches users made, the share holding a word (``searched_runs``): how
+        # common a word is in what users look for, beside how common on the pages.
+        self._searched = searched
+
+    def _worth(self, word: str) -> float:
+        """The pages a word's searches are worth: a word in 1% of the searches counts as
+        one on 1% of the pages. It weighs the corrections that pass the pages' test
+        against each other; it never lets one pass."""
+        share = self._searched(word) if self._searched is not None else 0.0
+        return share * self._term_stats([])[0] if share else 0.0
 
     def correct(self, query: str, thorough: bool = True, rare: int = 0) -> Correction | None:
         """The query with its likely typos corrected; None when nothing needs it.
@@ -225,8 +237,11 @@ class SpellingCorrector:
         if not held:
             return None
         _, counts = self._held(base, [read for _, read in held])
-        # The noisy channel of ``_best_held``: pages holding the reading, for the slip's cost.
-        likeliest, read = max((pages / cost, read) for (cost, read), pages in zip(held, counts, strict=True))
+        # The noisy channel of ``_best_held``; the correction is searched as the reader types it.
+        likeliest, read = max(
+            ((pages + self._worth(_replaced(run, *trials[read][:2]))) / cost if pages else 0.0, read)
+            for (cost, read), pages in zip(held, counts, strict=True)
+        )
         if likeliest == 0:
             return None
         i, ch, _ = trials[read]
@@ -240,8 +255,9 @@ class SpellingCorrector:
         noisy channel: how likely the word, times how likely this slip of it), when they
         are ``MIN_GAIN`` times the pages of the run as typed and at least ``MIN_PAGES``,
         or ``least_when_unheld`` when no page holds it; else None."""
-        typed, counts = self._held(run, [run[:i] + ch + run[i + 1 :] for i, ch, _ in fixes])
-        _, pages, at = max((c / fixes[k][2], c, k) for k, c in enumerate(counts))
+        fixed = [_replaced(run, i, ch) for i, ch, _ in fixes]
+        typed, counts = self._held(run, fixed)
+        _, pages, at = max(((c + self._worth(fixed[k])) / fixes[k][2], c, k) for k, c in enumerate(counts))
         if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else least_when_unheld):
             return fixes[at][:2] + (typed == 0,)
         return None
@@ -261,10 +277,12 @@ class SpellingCorrector:
             return None
         edits = _edits(word)
         dfs = self._dfs(_WORD_FIELDS, edits)
-        best = max(edits, key=lambda e: (dfs[e], e), default=None)
-        if best is None or dfs[best] < MIN_PAGES:
-            return None
-        return best
+        held = [e for e in edits if dfs[e] >= MIN_PAGES]
+        return max(held, key=lambda e: (dfs[e] + self._worth(e), e)) if held else None
+
+
+def _replaced(run: str, i: int, ch: str) -> str:
+    return run[:i] + ch + run[i + 1 :]
 
 
 def _grams_of(run: str) -> tuple[str, ...]:

@@ -106,3 +106,19 @@ def test_the_click_key_is_made_once_and_shared(open_log: OpenLog) -> None:
     one, two = open_log(), open_log()
     key = one.click_key()
     assert len(key) == 32 and two.click_key() == key and one.click_key() == key
+
+
+def test_searched_sums_the_queries_that_found_something_over_the_newest_days(open_log: OpenLog) -> None:
+    log = open_log()
+    assert log.searched(30, 10) == {}
+    old, new = "2027-01-10", NEXT
+    log.record(
+        [search("软件包", 5, day=old), *[search("软件包", 12, day=d) for d in (DAY, NEXT, NEXT)],
+         search("软件包", 12, page=2), search("打印机", 3), search("打印机", 0, day=new),
+         search("不存在的词", 0), search("cs101", 0, day=new)],
+        [],
+    )  # fmt: skip
+    # A later page is the same search read further; a zero-hit search found nothing.
+    assert log.searched(30, 10) == {"软件包": 4, "打印机": 1}
+    assert log.searched(2, 10) == {"软件包": 3, "打印机": 1}  # the newest two days: not 2027-01-10
+    assert log.searched(30, 1) == {"软件包": 4}

@@ -238,3 +238,17 @@ def test_a_two_character_run_is_weighed_as_a_word_not_as_a_bigram_of_other_words
     fixed = corrector.correct("课系")
     assert fixed is not None and fixed.query == "科系"
     assert corrector.correct("礼拜") is None
+
+
+def test_of_two_corrections_the_one_users_search_wins_where_the_pages_alone_chose_the_other() -> None:
+    # 60 pages say 亲爱 and 5 say 青菜: by the pages, 亲菜 is 亲爱 (as above). Users of
+    # this site search 青菜: half of their searches hold it, worth half the pages.
+    many = [(f"青菜{i}", "青菜很好吃。") for i in range(5)] + [(f"亲爱{i}", "亲爱的朋友。") for i in range(60)]
+    searched = {"青菜": 0.5}
+    corrector = SpellingCorrector(_term_stats(many), _phrase_count(many), lambda word: searched.get(word, 0.0))
+    fixed = corrector.correct("亲菜")
+    assert fixed is not None and fixed.query == "青菜"
+    # What users search only weighs corrections the pages allow: a word no page holds is never one.
+    searched = {"亲莱": 1.0}
+    fixed = corrector.correct("亲菜")
+    assert fixed is not None and fixed.query == "亲爱"

@@ -157,6 +157,22 @@ class RedisSearchLog:
         return [SearchEvent(**json.loads(row)) for row in self._r.lrange(f"{self._base}recent", 0, limit - 1)]
 
     @translate_errors
+    def searched(self, days: int, top: int) -> dict[str, int]:
+        names = self._r.zrevrange(f"{self._base}days", 0, days - 1)
+        if not names or top <= 0:
+            return {}
+        # First pages less zero-hit ones, summed over the days in one scratch zset
+        # (under the log's hash tag, so a Redis Cluster holds it in the same slot).
+        weights = {self._day(day, "q"): 1 for day in names} | {self._day(day, "z"): -1 for day in names}
+        scratch = f"{self._base}searched:{os.urandom(8).hex()}"
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zunionstore(scratch, weights)
+        pipe.zrevrangebyscore(scratch, "+inf", "(0", start=0, num=top, withscores=True)
+        pipe.delete(scratch)
+        _, rows, _ = pipe.execute()
+        return {query: int(found) for query, found in rows}
+
+    @translate_errors
     def click_key(self) -> bytes:
         self._r.set(f"{self._base}key", os.urandom(32).hex(), nx=True)
         return bytes.fromhex(str(self._r.get(f"{self._base}key")))

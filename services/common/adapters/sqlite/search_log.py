@@ -177,6 +177,16 @@ class SqliteSearchLog:
             ).fetchall()
         return [SearchEvent(*row) for row in rows]
 
+    def searched(self, days: int, top: int) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT query, SUM(searches - zero) AS found FROM queries "
+                "WHERE day IN (SELECT day FROM days ORDER BY day DESC LIMIT ?) "
+                "GROUP BY query HAVING found > 0 ORDER BY found DESC, query LIMIT ?",
+                (days, top),
+            ).fetchall()
+        return {query: int(found) for query, found in rows}
+
     def click_key(self) -> bytes:
         with self._tx() as db:
             db.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('click_key', ?)", (os.urandom(32).hex(),))
