@@ -254,13 +254,17 @@ class SpellingCorrector:
         ``run`` (position, character, cost) the most pages hold verbatim for its cost (a
         noisy channel: how likely the word, times how likely this slip of it), when they
         are ``MIN_GAIN`` times the pages of the run as typed and at least ``MIN_PAGES``,
-        or ``least_when_unheld`` when no page holds it; else None."""
+        or ``least_when_unheld`` when no page holds it; else None. What users search
+        then chooses among the fixes the pages allow."""
         fixed = [_replaced(run, i, ch) for i, ch, _ in fixes]
         typed, counts = self._held(run, fixed)
-        _, pages, at = max(((c + self._worth(fixed[k])) / fixes[k][2], c, k) for k, c in enumerate(counts))
-        if pages >= (max(MIN_PAGES, MIN_GAIN * typed) if typed else least_when_unheld):
-            return fixes[at][:2] + (typed == 0,)
-        return None
+        need = max(MIN_PAGES, MIN_GAIN * typed) if typed else least_when_unheld
+        _, pages, _ = max((c / fixes[k][2], c, k) for k, c in enumerate(counts))
+        if pages < need:
+            return None
+        allowed = [k for k, c in enumerate(counts) if c >= need]
+        at = max(allowed, key=lambda k: ((counts[k] + self._worth(fixed[k])) / fixes[k][2], counts[k], k))
+        return fixes[at][:2] + (typed == 0,)
 
     def _held(self, run: str, fixes: list[str]) -> tuple[int, list[int]]:
         """How many pages hold the run as typed, and each correction of it: as a word

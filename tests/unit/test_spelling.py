@@ -252,3 +252,13 @@ def test_of_two_corrections_the_one_users_search_wins_where_the_pages_alone_chos
     searched = {"亲莱": 1.0}
     fixed = corrector.correct("亲菜")
     assert fixed is not None and fixed.query == "亲爱"
+
+
+def test_what_users_search_never_keeps_a_correction_the_pages_allow_from_being_made() -> None:
+    # One page holds 亲菜 as typed, so a correction needs 20 times its pages: 青菜 (60)
+    # has them, 芹菜 (5) not. However much users search 芹菜, the correction is 青菜.
+    pages = [("一页", "他说亲菜。")] + [(f"芹菜{i}", "芹菜很好吃。") for i in range(5)]
+    pages += [(f"青菜{i}", "青菜很好吃。") for i in range(60)]
+    corrector = SpellingCorrector(_term_stats(pages), _phrase_count(pages), lambda word: float(word == "芹菜"))
+    fixed = corrector.correct("亲菜")
+    assert fixed is not None and fixed.query == "青菜"
