@@ -25,6 +25,7 @@ from services.common.runtime.metrics import (
     SEARCH_ANALYTICS_SEARCHES,
     SEARCH_RESULT_CLICKS,
 )
+from services.common.runtime.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,7 @@ class SearchAnalytics:
         self._lock = threading.Lock()
         self._searches: list[SearchEvent] = []
         self._clicks: list[ClickEvent] = []
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._periodic = Periodic("search-analytics", FLUSH_INTERVAL_S, self.flush)
         self._failing = False
         for result in ("hits", "zero"):
             SEARCH_ANALYTICS_SEARCHES.labels(result=result)  # exported at 0: a ratio has both series from the start
@@ -70,21 +70,14 @@ class SearchAnalytics:
 
     def start(self) -> SearchAnalytics:
         """Write the buffer out every second from a daemon thread, from now on."""
-        if self.enabled and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="search-analytics", daemon=True)
-            self._thread.start()
+        if self.enabled:
+            self._periodic.start()
         return self
 
     def stop(self) -> None:
         """Stop the thread and write what is left."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5.0)
+        self._periodic.stop(wait_s=5.0)
         self.flush()
-
-    def _run(self) -> None:
-        while not self._stop.wait(FLUSH_INTERVAL_S):
-            self.flush()
 
     def _room(self) -> bool:
         if len(self._searches) + len(self._clicks) < MAX_BUFFERED:

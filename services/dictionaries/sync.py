@@ -26,6 +26,7 @@ from services.common.analysis import dictionary_version, stop_words, synonyms, w
 from services.common.config import Settings
 from services.common.domain.dictionaries import NAMES, STOP_WORDS, SYNONYMS, USER_WORDS, EditedText
 from services.common.ports import DictionaryStore
+from services.common.runtime.periodic import Periodic
 from services.dictionaries.rules import PARSERS as _PARSERS
 from services.dictionaries.rules import Problem
 
@@ -86,8 +87,7 @@ class DictionarySync:
         }
         self._lock = threading.Lock()
         self.installed = Installed()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._periodic = Periodic("dictionary-sync", cfg.analysis_refresh_s, self.refresh)
 
     def start(self, block: bool = True) -> DictionarySync:
         """Load (now, or with ``block`` False at once in the thread: a server starts
@@ -95,18 +95,11 @@ class DictionarySync:
         logged and retried."""
         if block:
             self.refresh()
-        self._thread = threading.Thread(target=self._run, args=(not block,), name="dictionary-sync", daemon=True)
-        self._thread.start()
+        self._periodic.start(at_once=not block)
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self, first: bool) -> None:
-        if first:
-            self.refresh()
-        while not self._stop.wait(self._cfg.analysis_refresh_s):
-            self.refresh()
+        self._periodic.stop()
 
     def _file_stamps(self) -> dict[str, tuple[float, int]]:
         stamps = {}

@@ -12,7 +12,6 @@ leaves the last counts in place.
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from collections.abc import Callable
 
@@ -20,6 +19,7 @@ from services.common.analysis import fold
 from services.common.analysis.han import HAN_RUN
 from services.common.analysis.words import segment_with_subwords
 from services.common.ports import SearchLog
+from services.common.runtime.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +45,10 @@ class SearchedRuns:
         self._log = search_log  # called on use: a log that is away is only a missed refresh
         self._days = days
         self._top = top
-        self._refresh_s = refresh_s
         self._counts: tuple[Counter[str], int] = Counter(), 0  # (words, searches), swapped whole
         self.version = 0  # a new one whenever the counts change: answers cached before are stale
         self._failing = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._periodic = Periodic("searched-runs", refresh_s, self.refresh)
 
     def refresh(self) -> None:
         """Read the log once; on failure keep what was read before."""
@@ -69,20 +67,11 @@ class SearchedRuns:
 
     def start(self) -> SearchedRuns:
         """Read the log now and every ``refresh_s`` from a daemon thread."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="searched-runs", daemon=True)
-            self._thread.start()
+        self._periodic.start(at_once=True)
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5.0)
-
-    def _run(self) -> None:
-        self.refresh()
-        while not self._stop.wait(self._refresh_s):
-            self.refresh()
+        self._periodic.stop(wait_s=5.0)
 
     def share(self, word: str) -> float:
         """Of the searches counted, the share whose query holds ``word`` (a folded Han
