@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from services.common.analysis import fold
 from services.common.analysis.han import HAN_RUN
-from services.common.analysis.words import segment_with_subwords
+from services.common.analysis.words import initialise, words_and_subwords_of_folded
 from services.common.ports import SearchLog
 from services.common.runtime.periodic import Periodic
 
@@ -28,10 +28,11 @@ def searched_words(queries: dict[str, int]) -> Counter[str]:
     """Each Han run of the folded queries and each word of two characters or more in
     them, as the index counts words (a word's subwords too: 青菜 of 炒青菜), with the
     searches of the queries holding it."""
+    initialise()  # the segmenter's dictionaries, loaded once
     words: Counter[str] = Counter()
     for query, searches in queries.items():
         folded = fold(query)
-        tokens, subwords = segment_with_subwords(query)
+        tokens, subwords = words_and_subwords_of_folded(folded)
         found = {m.group() for m in HAN_RUN.finditer(folded)} | {w for w in tokens + subwords if len(w) >= 2}
         for word in found:
             words[word] += searches

@@ -93,7 +93,7 @@ class SpellingCorrector:
                 fixed = self._taiwan_word_slip(m.group())
             if fixed is not None:
                 at, ch, unheld = fixed
-                changes.append((query[m.start() : m.end()], m.group()[:at] + ch + m.group()[at + 1 :]))
+                changes.append((query[m.start() : m.end()], _replaced(m.group(), at, ch)))
                 out[m.start() + at] = ch
                 sure = sure and unheld and m.end() - m.start() > SHORT_RUN_CHARS
         operators = [o.span() for o in _OPERATOR.finditer(folded)]
@@ -155,7 +155,7 @@ class SpellingCorrector:
             for ch, cost in candidates(run[i]):
                 if cost >= dearest:
                     continue
-                new = run[:i] + ch + run[i + 1 :]
+                new = _replaced(run, i, ch)
                 trials[(i, ch)] = cost, [new[j : j + 2] for j in (i - 1, i) if 0 <= j < len(run) - 1]
         # A two-character run is a word or no word: it and its candidates are weighed by
         # the pages holding each as a word, as ``_held`` decides (里拜 is a bigram of
@@ -199,7 +199,7 @@ class SpellingCorrector:
             return None
         slips = sorted(
             (cost, i, ch) for i in range(len(run)) for ch, cost in candidates(run[i])
-            if is_word(run[:i] + ch + run[i + 1 :])
+            if is_word(_replaced(run, i, ch))
         )[:CHECKED]  # fmt: skip
         return (
             self._best_held(run, [(i, ch, cost) for cost, i, ch in slips], least_when_unheld=MIN_PAGES)
@@ -225,7 +225,7 @@ class SpellingCorrector:
         trials: dict[str, tuple[int, str, float]] = {}
         for i in span:
             for ch, cost in candidates(run[i]):
-                new = run[:i] + ch + run[i + 1 :]
+                new = _replaced(run, i, ch)
                 read = taiwan_reading.__wrapped__(new)  # uncached: one-off candidates
                 if len(read) == len(run) and any(read[k] != new[k] for k in span):
                     trials.setdefault(read, (i, ch, cost))
